@@ -1,0 +1,1 @@
+"""The `etl-craft` command: argument parsing and rendering only."""

@@ -1,0 +1,44 @@
+"""Logging for the command: records on stderr as text or one JSON object per line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+from etl_craft.core.clock import utc_now
+
+# Libraries that log URLs (with keys in their query strings) stay quiet unless debugging.
+URL_LOGGERS = ("urllib3", "httpx", "httpcore", "requests", "botocore", "boto3", "s3transfer")
+
+
+class _JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        doc = {
+            "ts": utc_now().isoformat(),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        context = getattr(record, "context", None)
+        if context:
+            doc.update(context)
+        if record.exc_info:
+            doc["traceback"] = self.formatException(record.exc_info)
+        return json.dumps(doc, default=str)
+
+
+def configure_logging(level: str, fmt: str) -> None:
+    numeric = logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        numeric = logging.INFO
+    handler = logging.StreamHandler(sys.stderr)
+    if fmt == "json":
+        handler.setFormatter(_JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(numeric)
+    for name in URL_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if numeric <= logging.DEBUG else logging.WARNING)

@@ -1,0 +1,205 @@
+"""The Engine and Warehouse sections: one connection profile each, with its login.
+
+Both follow the same login rules for PostgreSQL, kept in one table so the connection code never
+has to check them again. Modes this release cannot verify (oauth, sso, sts) are refused by name
+rather than half-supported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from etl_craft.config.layout import BlockSpec, open_section
+from etl_craft.config.model import ConnectionProfile
+from etl_craft.config.urls import (
+    DUCKDB_FORM,
+    POSTGRES_FORM,
+    SQLITE_FORM,
+    parse_engine_url,
+    parse_warehouse_url,
+)
+from etl_craft.config.values import Context, Reader, normalise_choice, show
+from etl_craft.core.errors import ConfigurationError
+
+AUTH_MODES = ("password", "key_file", "token")
+UNSUPPORTED_AUTH_MODES = ("oauth", "sso", "sts")
+LOGIN_KEYS = ("user", "auth_mode", "secret", "key_file", "cert_file")
+
+# auth_mode -> (required keys, optional keys); None is trust or peer login (no password).
+AUTH_FIELDS: dict[str | None, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "password": (("user", "secret"), ()),
+    "key_file": (("user", "key_file"), ("cert_file", "secret")),
+    "token": (("user", "secret"), ()),
+    None: ((), ("user",)),
+}
+
+_AUTH_HINT = (
+    "it belongs to auth_mode oauth, sso or sts, which this release does not support (supported: "
+    + ", ".join(AUTH_MODES)
+    + ")"
+)
+_AUTH_HINTS = {key: _AUTH_HINT for key in ("client_id", "token_url", "scope", "issuer", "region", "role_arn")}
+_FIELD_HINT = "it is read only for Databricks and Snowflake warehouses, which this release does not support"
+
+ENGINE_SPEC = BlockSpec(
+    "Engine",
+    ("Profile", "Name", "jdbc_url", "schema", *LOGIN_KEYS),
+    hints=_AUTH_HINTS,
+)
+WAREHOUSE_SPEC = BlockSpec(
+    "Warehouse",
+    ("Profile", "Name", "Table_format", "jdbc_url", "schema", *LOGIN_KEYS, "token", "s3_secret"),
+    hints={**_AUTH_HINTS, "database": _FIELD_HINT, "catalog": _FIELD_HINT},
+)
+
+_KIND_NAMES = {"postgres": "Postgres", "sqlite": "SQLite", "duckdb": "DuckDB"}
+
+
+def _refuser(reader: Reader, key: str) -> Callable[..., ConfigurationError]:
+    def refuse(what: str | None = None, **parts: str | None) -> ConfigurationError:
+        return reader.error(key, what, **parts)
+
+    return refuse
+
+
+def _check_name(reader: Reader, kind: str, allowed: tuple[str, ...], unsupported: tuple[str, ...] = ()) -> str | None:
+    """The optional Name, which must agree with the kind of database the URL names."""
+    setting = reader.get("Name")
+    if setting is None:
+        return None
+    text, variable = reader.resolve(setting)
+    if normalise_choice(text, unsupported):
+        raise reader.error(
+            "Name",
+            f"{text} is not supported in this release",
+            expected="Name " + " or ".join(allowed),
+            remedy="use a supported warehouse",
+        )
+    name = reader.choice("Name", allowed)
+    if name != _KIND_NAMES[kind]:
+        raise reader.error(
+            "Name",
+            f"does not match jdbc_url, which names a {_KIND_NAMES[kind]} database",
+            found=show(text, variable),
+            expected=f"Name: {_KIND_NAMES[kind]} (or no Name)",
+            remedy="correct Name or jdbc_url so they name the same database",
+        )
+    return name
+
+
+def _auth_mode(reader: Reader) -> str | None:
+    setting = reader.get("auth_mode")
+    if setting is None:
+        # A secret without a mode is a password; no secret means trust or peer login.
+        return "password" if reader.has("secret") else None
+    text, variable = reader.resolve(setting)
+    if normalise_choice(text, UNSUPPORTED_AUTH_MODES):
+        raise reader.error(
+            "auth_mode",
+            f"{text} is not supported in this release",
+            found=show(text, variable),
+            expected="auth_mode " + ", ".join(AUTH_MODES) + " (or none, for trust or peer login)",
+            remedy="use a supported mode; oauth, sso and sts return in a later release",
+        )
+    return reader.choice("auth_mode", AUTH_MODES)
+
+
+def with_login(reader: Reader, profile: ConnectionProfile) -> ConnectionProfile:
+    """The profile with its PostgreSQL login fields, checked against its auth_mode."""
+    mode = _auth_mode(reader)
+    required, optional = AUTH_FIELDS[mode]
+    label = f"auth_mode {mode}" if mode else "no auth_mode and no secret (trust or peer login)"
+    for key in required:
+        if not reader.has(key):
+            raise reader.missing(key, expected=f"{', '.join(required)} for {label}")
+    for key in ("user", "secret", "key_file", "cert_file"):
+        if reader.has(key) and key not in required + optional:
+            remedy = f"remove {key}" + (", or set auth_mode: key_file" if mode is None and key != "secret" else "")
+            raise reader.error(
+                key,
+                f"is not used by {label}",
+                expected=", ".join(required + optional) or "no login keys",
+                remedy=remedy,
+            )
+    return replace(
+        profile,
+        auth_mode=mode,
+        user=reader.text("user"),
+        secret_var=reader.secret_var("secret"),
+        key_file=reader.path("key_file"),
+        cert_file=reader.path("cert_file"),
+    )
+
+
+def _refuse_keys(reader: Reader, keys: tuple[str, ...], why: str) -> None:
+    for key in reader.present(keys):
+        raise reader.error(key, why, remedy=f"remove {key}")
+
+
+def _schema(reader: Reader, kind: str, holder: str) -> str:
+    """PostgreSQL needs an existing schema; a file database has none, so `main` by convention."""
+    if kind != "postgres":
+        return reader.text("schema", "main") or "main"
+    return reader.required_text(
+        "schema",
+        expected=f"the existing PostgreSQL schema that holds the {holder}'s tables",
+    )
+
+
+def parse_engine(ctx: Context, body: object, default_profile: str | None) -> ConnectionProfile:
+    reader = open_section(ctx, ENGINE_SPEC, body, default_profile)
+    url = reader.required_text("jdbc_url", expected=f"{SQLITE_FORM} or {POSTGRES_FORM}")
+    target = parse_engine_url(url, ctx.resolve_path, _refuser(reader, "jdbc_url"))
+    profile = ConnectionProfile(
+        section="Engine",
+        profile=reader.profile_block,
+        name=_check_name(reader, target.kind, ("Postgres", "SQLite")),
+        jdbc_url=target.url,
+        schema=_schema(reader, target.kind, "Engine DB"),
+        url_files=target.url_files,
+    )
+    if target.kind == "sqlite":
+        _refuse_keys(reader, LOGIN_KEYS, "is not used: a SQLite file has no login")
+        return profile
+    return with_login(reader, profile)
+
+
+def parse_warehouse(ctx: Context, body: object, default_profile: str | None) -> ConnectionProfile:
+    reader = open_section(ctx, WAREHOUSE_SPEC, body, default_profile)
+    url = reader.required_text("jdbc_url", expected=f"{POSTGRES_FORM} or {DUCKDB_FORM}")
+    target = parse_warehouse_url(url, ctx.resolve_path, _refuser(reader, "jdbc_url"))
+    name = _check_name(reader, target.kind, ("Postgres", "DuckDB"), ("Trino", "Databricks", "Snowflake"))
+    table_format = reader.choice("Table_format", ("native", "iceberg"), "native") or "native"
+    profile = ConnectionProfile(
+        section="Warehouse",
+        profile=reader.profile_block,
+        name=name,
+        jdbc_url=target.url,
+        schema=_schema(reader, target.kind, "warehouse"),
+        table_format=table_format,
+        url_files=target.url_files,
+    )
+    if target.kind == "postgres":
+        if table_format == "iceberg":
+            raise reader.error(
+                "Table_format",
+                "iceberg is not available on a PostgreSQL warehouse",
+                expected="Table_format: native",
+                remedy="use native (or leave Table_format out)",
+            )
+        _refuse_keys(
+            reader,
+            ("token", "s3_secret"),
+            "is not used by a PostgreSQL warehouse (auth_mode token reads secret)",
+        )
+        return with_login(reader, profile)
+    _refuse_keys(reader, LOGIN_KEYS, "is not used: a DuckDB file has no login")
+    if table_format == "native":
+        _refuse_keys(reader, ("token", "s3_secret"), "is used only with Table_format: iceberg")
+    # DuckDB over Iceberg: both stay variable names, resolved for each new connection.
+    return replace(
+        profile,
+        token_var=reader.secret_var("token"),
+        s3_secret_var=reader.secret_var("s3_secret"),
+    )

@@ -1,0 +1,143 @@
+"""The loaded craft-connector.yml: one frozen value per section, with the active profile applied.
+
+Secret fields hold variable names only (`*_var`); their values are looked up through
+`ConnectorConfig.secrets.value(name)` when a connection is made, so no value sits in a repr.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from etl_craft.config.secrets import SecretSource
+
+
+@dataclass(frozen=True)
+class SecretsSettings:
+    source_type: str  # "environment" | "file"
+    path: Path | None  # the .env file, absolute, when source_type is "file"
+    profile: str | None
+
+
+@dataclass(frozen=True)
+class EmailSettings:
+    transport: str = "smtp"  # "smtp" | "sendmail"
+    host: str | None = None
+    port: int | None = None
+    from_address: str | None = None
+    from_name: str | None = None
+    tls_mode: str = "starttls"  # "starttls" | "ssl" | "none"
+    ca_file: Path | None = None
+    auth_mode: str = "none"  # "none" | "password" | "oauth"
+    user: str | None = None
+    secret_var: str | None = None
+    client_id: str | None = None
+    token_url: str | None = None
+    sendmail_path: Path | None = None
+
+
+@dataclass(frozen=True)
+class OrchestrationSettings:
+    profile: str | None = None
+    mode: str = "local"  # "local" | "remote"
+    name: str | None = None
+    task_timeout_seconds: int = 21600
+    max_parallel_tasks: int = 8
+    enforce_sla: bool = False
+    log_dir: Path = Path("logs")
+    gate_wait_minutes: int = 60
+    dependency_gates: str = "enforce"  # "enforce" | "warn" | "off"
+    timezone: str = "UTC"
+    shutdown_grace_seconds: int = 60
+    api_address: str = "127.0.0.1:8730"
+    retries: int = 0
+    retry_delay_minutes: int = 5
+    global_dag: bool = False
+    catchup: bool = False
+    tags: tuple[str, ...] = ()
+    depends_on_past: bool = False
+    email_on_failure: bool = False
+    email_recipients: tuple[str, ...] = ()
+    allow_schedule: bool = True
+    email: EmailSettings | None = None
+
+
+@dataclass(frozen=True)
+class ConnectionProfile:
+    """An Engine or Warehouse profile. `jdbc_url` is as written (with variables resolved)."""
+
+    section: str  # "Engine" | "Warehouse"
+    profile: str | None  # the active profile's name; None when the section has no profile blocks
+    name: str | None  # the optional Name key, checked against the URL
+    jdbc_url: str
+    schema: str | None = None
+    user: str | None = None
+    auth_mode: str | None = None
+    secret_var: str | None = None
+    key_file: Path | None = None
+    cert_file: Path | None = None
+    client_id: str | None = None
+    token_url: str | None = None
+    scope: str | None = None
+    issuer: str | None = None
+    region: str | None = None
+    role_arn: str | None = None
+    database: str | None = None
+    catalog: str | None = None
+    table_format: str = "native"
+    token_var: str | None = None
+    s3_secret_var: str | None = None
+    # URL settings that name files (sslrootcert, sslcert, sslkey), resolved beside the config.
+    url_files: tuple[tuple[str, Path], ...] = ()
+
+    @property
+    def where(self) -> str:
+        """The section path used in messages, e.g. Engine.prod."""
+        return self.section if self.profile is None else f"{self.section}.{self.profile}"
+
+
+@dataclass(frozen=True)
+class CloningSettings:
+    enabled: bool = False
+    scope: str = "none"  # "cfg" | "aud" | "all" | "none"
+    external_volume: str | None = None
+    base_location: str | None = None
+
+
+@dataclass(frozen=True)
+class DocsSiteSettings:
+    schedule: str | None = None
+    output: Path = Path("catalog")
+    authtoken_var: str | None = None
+    domain: str | None = None
+    allowed_ips: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConnectorConfig:
+    path: Path  # the config file, absolute (a symlink is kept, not followed)
+    project_dir: Path  # the folder holding the config file
+    secrets_settings: SecretsSettings
+    orchestration: OrchestrationSettings
+    engine: ConnectionProfile
+    warehouse: ConnectionProfile | None = None
+    cloning: CloningSettings = field(default_factory=CloningSettings)
+    docs_site: DocsSiteSettings | None = None
+    # Settings used literally whose text looks like a variable name (key path, text), for doctor.
+    literal_variables: tuple[tuple[str, str], ...] = ()
+    secrets: SecretSource | None = field(default=None, repr=False, compare=False)
+
+    def secret(self, variable: str) -> str:
+        """The value of a secret variable named in the config (checked when the file loaded)."""
+        assert self.secrets is not None, "a ConnectorConfig built by load_config carries its secret source"
+        return self.secrets.value(variable)
+
+    @property
+    def sql_files_dir(self) -> Path:
+        return self.project_dir / "sql_files"
+
+    @property
+    def scripts_dir(self) -> Path:
+        return self.project_dir / "ingestion_scripts"

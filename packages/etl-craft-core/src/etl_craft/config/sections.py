@@ -1,0 +1,281 @@
+"""The Secrets, Orchestration (with its Email relay), Cloning and Docs_site sections."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import zoneinfo
+from pathlib import Path
+
+from etl_craft.config.layout import BlockSpec, open_section
+from etl_craft.config.model import (
+    CloningSettings,
+    DocsSiteSettings,
+    EmailSettings,
+    OrchestrationSettings,
+    SecretsSettings,
+)
+from etl_craft.config.values import Context, Reader, Setting, show
+from etl_craft.core.text import close_matches
+
+INT32_MAX = 2_147_483_647  # timers and counts are stored in 32-bit Engine DB columns
+MAX_PARALLEL_TASKS = 1024
+_EMAIL_ADDRESS = re.compile(r"[^@\s<>,]+@[^@\s<>,]+")
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
+
+SECRETS_SPEC = BlockSpec("Secrets", ("Source_type", "Path", "Profile"))
+SMTP_KEYS = ("host", "port", "tls_mode", "ca_file", "auth_mode", "user", "secret", "client_id", "token_url")
+EMAIL_SPEC = BlockSpec(
+    "Email",
+    ("transport", "from_address", "from_name", *SMTP_KEYS, "sendmail_path"),
+    hints={"use_tls": "use_tls was replaced by tls_mode: write tls_mode: starttls (or ssl, or none)"},
+)
+ORCHESTRATION_SPEC = BlockSpec(
+    "Orchestration",
+    (
+        "Profile",
+        "Mode",
+        "Name",
+        "Task_timeout_seconds",
+        "Max_parallel_tasks",
+        "Enforce_sla",
+        "Log_dir",
+        "Gate_wait_minutes",
+        "Dependency_gates",
+        "Timezone",
+        "Shutdown_grace_seconds",
+        "Api_address",
+        "Retries",
+        "Global_dag",
+        "Catchup",
+        "Tags",
+        "Retry_delay_minutes",
+        "Depends_on_past",
+        "Email_on_failure",
+        "Email_recipients",
+        "Allow_schedule",
+        "Email",
+    ),
+    nested={"Email": EMAIL_SPEC},
+)
+# Email auth_mode -> the credential keys it needs (all required).
+EMAIL_AUTH_FIELDS = {
+    "none": (),
+    "password": ("user", "secret"),
+    "oauth": ("user", "client_id", "secret", "token_url"),
+}
+CLONING_SPEC = BlockSpec("Cloning", ("Profile", "Enabled", "Scope", "External_volume", "Base_location"))
+DOCS_SITE_SPEC = BlockSpec("Docs_site", ("Profile", "Schedule", "Output", "Authtoken", "Domain", "Allowed_ips"))
+
+
+def parse_secrets(ctx: Context, body: object) -> tuple[SecretsSettings, Reader]:
+    """Source_type and Path; the Reader is returned so Profile can be read once the file is known.
+
+    Source_type and Path are looked up in the process environment only: the .env file cannot say
+    where it is itself. A missing or empty Secrets section means Source_type: environment.
+    """
+    reader = open_section(ctx, SECRETS_SPEC, body, None, profiles=False)
+    source_type = reader.choice("Source_type", ("environment", "file"), "environment") or "environment"
+    path = reader.path("Path")
+    if source_type == "file" and path is None:
+        raise reader.missing("Path", expected="the .env file to read with Source_type: file")
+    if source_type == "environment" and path is not None:
+        raise reader.error(
+            "Path",
+            "is read only with Source_type: file",
+            expected="no Path with Source_type: environment",
+            remedy="set Source_type: file to read the file, or remove Path",
+        )
+    return SecretsSettings(source_type=source_type, path=path, profile=None), reader
+
+
+def _email_address(reader: Reader, key: str, text: str) -> str:
+    if not _EMAIL_ADDRESS.fullmatch(text):
+        raise reader.error(key, found=show(text), expected="an email address such as etl@example.com")
+    return text
+
+
+def parse_api_address(reader: Reader) -> str:
+    """`host:port` or `[ipv6]:port`, with a port from 1 to 65535."""
+    text = reader.text("Api_address", "127.0.0.1:8730") or ""
+    if text.startswith("["):
+        host, _, port = text[1:].partition("]:")
+        try:
+            ipaddress.IPv6Address(host)
+            valid_host = True
+        except ValueError:
+            valid_host = False
+    else:
+        host, _, port = text.rpartition(":")
+        valid_host = bool(_HOST.fullmatch(host))
+    if not (valid_host and port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise reader.error(
+            "Api_address",
+            found=show(text),
+            expected="host:port or [ipv6]:port with a port from 1 to 65535, e.g. 127.0.0.1:8730",
+        )
+    return text
+
+
+def _timezone(reader: Reader) -> str:
+    name = reader.text("Timezone", "UTC") or "UTC"
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        near = close_matches(name, zoneinfo.available_timezones())
+        raise reader.error(
+            "Timezone",
+            found=show(name),
+            expected="an IANA time zone name such as UTC or Europe/Paris",
+            remedy="use a name from the IANA database" + (f" (did you mean {', '.join(near)}?)" if near else ""),
+        ) from None
+    return name
+
+
+def parse_email(parent: Reader) -> EmailSettings | None:
+    setting = parent.get("Email")
+    if setting is None:
+        return None
+    if not isinstance(setting.value, dict):
+        raise parent.error("Email", found=f"a {type(setting.value).__name__}", expected="a mapping of Email keys")
+    items = {key: Setting(value, (*setting.path, key)) for key, value in setting.value.items()}
+    reader = Reader(parent.ctx, setting.path, items, parent.selected_profile)
+    transport = reader.choice("transport", ("smtp", "sendmail"), "smtp") or "smtp"
+    from_address = _email_address(reader, "from_address", reader.required_text("from_address", "the sender's address"))
+    from_name = reader.text("from_name")
+    if transport == "sendmail":
+        for key in reader.present(SMTP_KEYS):
+            raise reader.error(
+                key, "is not used with transport: sendmail", remedy=f"remove {key}, or use transport: smtp"
+            )
+        sendmail_path = reader.path("sendmail_path", "/usr/sbin/sendmail")
+        return EmailSettings(transport, from_address=from_address, from_name=from_name, sendmail_path=sendmail_path)
+    if reader.has("sendmail_path"):
+        raise reader.error("sendmail_path", "is used only with transport: sendmail", remedy="remove sendmail_path")
+    host = reader.required_text("host", "the SMTP relay's host name")
+    port = reader.optional_whole("port", 1, 65535)
+    tls_mode = reader.choice("tls_mode", ("starttls", "ssl", "none"), "starttls") or "starttls"
+    default_auth = "password" if reader.has("secret") else "none"
+    auth_mode = reader.choice("auth_mode", tuple(EMAIL_AUTH_FIELDS), default_auth) or default_auth
+    if tls_mode == "none" and reader.has("ca_file"):
+        raise reader.error("ca_file", "is not used with tls_mode: none", remedy="remove ca_file or use starttls or ssl")
+    if tls_mode == "none" and auth_mode != "none":
+        raise reader.error(
+            "tls_mode",
+            f"auth_mode {auth_mode} would send the login unencrypted",
+            found="none",
+            expected="tls_mode starttls or ssl with a login",
+            remedy="use tls_mode: starttls (or ssl for port 465)",
+        )
+    needed = EMAIL_AUTH_FIELDS[auth_mode]
+    for key in needed:
+        if not reader.has(key):
+            raise reader.missing(key, expected=f"{', '.join(needed)} for auth_mode {auth_mode}")
+    for key in reader.present(("user", "secret", "client_id", "token_url")):
+        if key not in needed:
+            raise reader.error(key, f"is not used by auth_mode {auth_mode}", remedy=f"remove {key} or change auth_mode")
+    token_url = reader.text("token_url")
+    if token_url is not None and not re.fullmatch(r"https?://[^\s/]+\S*", token_url):
+        raise reader.error("token_url", found=show(token_url), expected="an https:// URL of the token endpoint")
+    return EmailSettings(
+        transport=transport,
+        host=host,
+        port=port,
+        from_address=from_address,
+        from_name=from_name,
+        tls_mode=tls_mode,
+        ca_file=reader.path("ca_file"),
+        auth_mode=auth_mode,
+        user=reader.text("user"),
+        secret_var=reader.secret_var("secret"),
+        client_id=reader.text("client_id"),
+        token_url=token_url,
+    )
+
+
+def parse_orchestration(ctx: Context, body: object, default_profile: str | None) -> OrchestrationSettings:
+    reader = open_section(ctx, ORCHESTRATION_SPEC, body, default_profile)
+    mode = reader.choice("Mode", ("local", "remote"), "local") or "local"
+    gates = reader.choice("Dependency_gates", ("enforce", "warn", "off"), "enforce") or "enforce"
+    if mode == "remote" and gates != "enforce":
+        raise reader.error(
+            "Dependency_gates",
+            "only enforce is possible in remote mode",
+            found=gates,
+            expected="Dependency_gates: enforce with Mode: remote",
+            remedy="remove Dependency_gates or use Mode: local",
+        )
+    recipients = tuple(_email_address(reader, "Email_recipients", item) for item in reader.texts("Email_recipients"))
+    return OrchestrationSettings(
+        profile=reader.profile_block,
+        mode=mode,
+        name=reader.text("Name"),
+        task_timeout_seconds=reader.whole("Task_timeout_seconds", 21600, 0, INT32_MAX),
+        max_parallel_tasks=reader.whole("Max_parallel_tasks", 8, 1, MAX_PARALLEL_TASKS),
+        enforce_sla=reader.boolean("Enforce_sla", False),
+        log_dir=reader.path("Log_dir", "logs") or ctx.resolve_path("logs"),
+        gate_wait_minutes=reader.whole("Gate_wait_minutes", 60, 0, INT32_MAX),
+        dependency_gates=gates,
+        timezone=_timezone(reader),
+        shutdown_grace_seconds=reader.whole("Shutdown_grace_seconds", 60, 0, INT32_MAX),
+        api_address=parse_api_address(reader),
+        retries=reader.whole("Retries", 0, 0, INT32_MAX),
+        retry_delay_minutes=reader.whole("Retry_delay_minutes", 5, 0, INT32_MAX),
+        global_dag=reader.boolean("Global_dag", False),
+        catchup=reader.boolean("Catchup", False),
+        tags=reader.texts("Tags"),
+        depends_on_past=reader.boolean("Depends_on_past", False),
+        email_on_failure=reader.boolean("Email_on_failure", False),
+        email_recipients=recipients,
+        allow_schedule=reader.boolean("Allow_schedule", True),
+        email=parse_email(reader),
+    )
+
+
+def parse_cloning(ctx: Context, body: object, default_profile: str | None, *, has_warehouse: bool) -> CloningSettings:
+    reader = open_section(ctx, CLONING_SPEC, body, default_profile)
+    enabled = reader.boolean("Enabled", False)
+    if enabled and not has_warehouse:
+        raise reader.error(
+            "Enabled",
+            "cloning copies the Engine DB into the warehouse, but there is no Warehouse section",
+            expected="a Warehouse section, or Enabled: false",
+            remedy="add the Warehouse section or turn cloning off",
+        )
+    scope = reader.choice("Scope", ("cfg", "aud", "all", "none"))
+    if enabled and scope is None:
+        raise reader.missing("Scope", expected="Scope cfg, aud or all when Enabled is true")
+    if enabled and scope == "none":
+        raise reader.error(
+            "Scope",
+            "none turns cloning off, but Enabled is true",
+            expected="Scope cfg, aud or all",
+            remedy="choose the tables to copy, or set Enabled: false",
+        )
+    return CloningSettings(
+        enabled=enabled,
+        scope=scope or "none",
+        external_volume=reader.text("External_volume"),
+        base_location=reader.text("Base_location"),
+    )
+
+
+def parse_docs_site(ctx: Context, body: object, default_profile: str | None) -> DocsSiteSettings:
+    reader = open_section(ctx, DOCS_SITE_SPEC, body, default_profile)
+    networks = reader.texts("Allowed_ips")
+    for network in networks:
+        try:
+            ipaddress.ip_network(network, strict=False)
+        except ValueError:
+            raise reader.error(
+                "Allowed_ips",
+                found=show(network),
+                expected="comma-separated IP addresses or CIDR ranges, e.g. 203.0.113.0/24",
+            ) from None
+    return DocsSiteSettings(
+        schedule=reader.text("Schedule"),
+        output=reader.path("Output", "catalog") or Path("catalog"),
+        authtoken_var=reader.secret_var("Authtoken"),
+        domain=reader.text("Domain"),
+        allowed_ips=networks,
+    )

@@ -1,0 +1,1 @@
+"""The Engine DB: dialects, schema, migrations, locks, transitions and reads."""

@@ -1,0 +1,118 @@
+"""The PostgreSQL Engine DB: psycopg 3, the configured schema as search path, the actor per transaction.
+
+The password (or token, or key passphrase) is handed to the driver as a connection argument, so it
+never appears in a URL that could be logged.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.pool import NullPool
+
+from etl_craft.config.model import ConnectionProfile, ConnectorConfig
+from etl_craft.core.errors import ConfigurationError
+from etl_craft.core.text import redact_url
+from etl_craft.engine.database import EngineDb, current_marker
+
+_PLAIN_SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
+CONNECT_TIMEOUT_SECONDS = 10
+
+
+def _on_begin(conn: sa.Connection) -> None:
+    actor, kind, migration, purpose = current_marker()
+    conn.exec_driver_sql(
+        "SELECT set_config('etl_craft.actor', %s, true), set_config('etl_craft.actor_kind', %s, true),"
+        " set_config('etl_craft.migration', %s, true), set_config('etl_craft.purpose', %s, true)",
+        (actor, kind, migration or "", purpose or ""),
+    )
+
+
+def connection_arguments(config: ConnectorConfig, profile: ConnectionProfile) -> tuple[sa.URL, dict[str, Any], str]:
+    """The SQLAlchemy URL (no password), the driver arguments and the display URL of a profile."""
+    parts = urlsplit(profile.jdbc_url.removeprefix("jdbc:"))
+    database = parts.path.lstrip("/")
+    if not parts.hostname or not database:
+        raise ConfigurationError(
+            f"craft-connector.yml: {profile.where}.jdbc_url",
+            found=repr(profile.jdbc_url),
+            expected="jdbc:postgresql://host[:port]/database[?settings]",
+            remedy="name the host and the database",
+        )
+    args: dict[str, Any] = dict(parse_qsl(parts.query, keep_blank_values=True))
+    args.update({key: str(path) for key, path in profile.url_files})
+    args.setdefault("connect_timeout", str(CONNECT_TIMEOUT_SECONDS))
+    args.setdefault("application_name", "etl-craft")
+    if profile.user:
+        args["user"] = profile.user
+    mode = profile.auth_mode or "password"
+    if mode in ("password", "token") and profile.secret_var:
+        args["password"] = config.secret(profile.secret_var)
+    elif mode == "key_file":
+        if profile.key_file:
+            args["sslkey"] = str(profile.key_file)
+        if profile.cert_file:
+            args["sslcert"] = str(profile.cert_file)
+        if profile.secret_var:
+            args["sslpassword"] = config.secret(profile.secret_var)
+    if profile.section == "Engine" and profile.schema:
+        if not _PLAIN_SCHEMA.match(profile.schema):
+            raise ConfigurationError(
+                f"craft-connector.yml: {profile.where}.schema",
+                found=repr(profile.schema),
+                expected="a plain schema name (letters, digits, _ and $)",
+                remedy="rename the schema or point at another one",
+            )
+        args["options"] = f"-c search_path={profile.schema}"
+    url = sa.URL.create("postgresql+psycopg", host=parts.hostname, port=parts.port, database=database)
+    shown_user = f"{profile.user}@" if profile.user else ""
+    port = f":{parts.port}" if parts.port else ""
+    display = redact_url(
+        f"postgresql://{shown_user}{parts.hostname}{port}/{database}" + (f"?{parts.query}" if parts.query else "")
+    )
+    return url, args, display
+
+
+def _check_reachable_and_schema(engine: sa.Engine, profile: ConnectionProfile, display: str) -> None:
+    try:
+        with engine.connect() as conn:
+            found = conn.exec_driver_sql("SELECT 1 FROM pg_namespace WHERE nspname = %s", (profile.schema,)).scalar()
+    except sa.exc.OperationalError as exc:
+        message = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        raise ConfigurationError(
+            f"the Engine DB at {display}",
+            found=f"no connection ({message})",
+            expected="a PostgreSQL server that accepts this login",
+            remedy="check the Engine section of craft-connector.yml, the server and the secret variable",
+        ) from None
+    if not found:
+        raise ConfigurationError(
+            f"craft-connector.yml: {profile.where}.schema",
+            found=f"schema {profile.schema!r}, which does not exist in {display}",
+            expected="an existing schema (etl-craft never creates PostgreSQL schemas)",
+            remedy=f"create it first: CREATE SCHEMA {profile.schema};",
+        )
+
+
+def open_postgres(config: ConnectorConfig, profile: ConnectionProfile, *, pooled: bool) -> EngineDb:
+    if not profile.schema:
+        raise ConfigurationError(
+            f"craft-connector.yml: {profile.where}.schema",
+            found="nothing",
+            expected="the existing schema that holds the Engine DB tables",
+            remedy="add schema: <name> to the Engine profile",
+        )
+    url, args, display = connection_arguments(config, profile)
+    engine = sa.create_engine(
+        url,
+        connect_args=args,
+        poolclass=NullPool if not pooled else None,
+        pool_pre_ping=pooled,
+    )
+    event.listen(engine, "begin", _on_begin)
+    _check_reachable_and_schema(engine, profile, display)
+    return EngineDb(engine=engine, dialect="postgresql", profile=profile, display_url=display, schema=profile.schema)

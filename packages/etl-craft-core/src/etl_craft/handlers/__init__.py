@@ -1,0 +1,1 @@
+"""Task handlers: PYTHON, SQL, BUSINESS_RULES and EMAIL_ALERT."""

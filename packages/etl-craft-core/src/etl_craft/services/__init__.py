@@ -1,0 +1,1 @@
+"""Every operation as a function with typed inputs and frozen view outputs."""

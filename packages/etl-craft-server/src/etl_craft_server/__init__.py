@@ -1,0 +1,5 @@
+"""The etl-craft overseer, HTTP API and web UI."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

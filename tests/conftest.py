@@ -1,0 +1,3 @@
+"""Shared fixtures, loaded as plugins from tests/fixtures/."""
+
+pytest_plugins = ["tests.fixtures.postgres", "tests.fixtures.project"]

@@ -1,0 +1,181 @@
+"""The Warehouse section, and the URL rules every JDBC URL shares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from etl_craft.core.text import CREDENTIAL_KEYS, redact_url
+
+pytestmark = pytest.mark.unit
+
+HEAD = "Orchestration:\n  Mode: local\nEngine:\n  jdbc_url: jdbc:sqlite:engine.db\nWarehouse:\n"
+PG = "jdbc:postgresql://wh.example.com/analytics"
+
+
+def warehouse(lines: str) -> str:
+    return HEAD + "".join(f"  {line}\n" for line in lines.splitlines())
+
+
+def test_duckdb_file_resolved_beside_the_config(project):
+    config = project.load(warehouse("Name: DuckDB\njdbc_url: jdbc:duckdb:data/warehouse.duckdb"))
+    assert config.warehouse is not None
+    assert config.warehouse.jdbc_url == f"jdbc:duckdb:{project.root / 'data' / 'warehouse.duckdb'}"
+    assert config.warehouse.schema == "main"
+    assert config.warehouse.table_format == "native"
+    assert config.warehouse.name == "DuckDB"
+
+
+@pytest.mark.parametrize("url", ["jdbc:duckdb:", "jdbc:duckdb::memory:", "jdbc:duckdb::memory:shared"])
+def test_in_memory_duckdb_is_refused(project, url):
+    message = project.refuse(warehouse(f'jdbc_url: "{url}"'))
+    assert "craft-connector.yml: Warehouse.jdbc_url (line 6): an in-memory DuckDB database" in message
+
+
+def test_duckdb_file_stem_must_be_an_identifier(project):
+    message = project.refuse(warehouse("jdbc_url: jdbc:duckdb:my-warehouse.duckdb"))
+    assert "the file name 'my-warehouse.duckdb' does not make a catalog name" in message
+
+
+@pytest.mark.parametrize(
+    ("url", "kind"),
+    [
+        ("jdbc:trino://trino:8080/iceberg/sales", "trino"),
+        ("jdbc:snowflake://acct.snowflakecomputing.com/?db=x", "snowflake"),
+        ("jdbc:databricks://host:443/default", "databricks"),
+    ],
+)
+def test_unsupported_warehouses_are_refused_naming_the_supported(project, url, kind):
+    message = project.refuse(warehouse(f"jdbc_url: {url}"))
+    assert f"warehouse '{kind}' is not supported in this release" in message
+    assert "postgres" in message and "duckdb" in message
+
+
+def test_an_unsupported_warehouse_name_is_refused(project):
+    message = project.refuse(warehouse("Name: Snowflake\njdbc_url: jdbc:duckdb:w.duckdb"))
+    assert "Warehouse.Name (line 6): Snowflake is not supported in this release" in message
+
+
+def test_name_must_match_the_warehouse_url(project):
+    message = project.refuse(warehouse("Name: Postgres\njdbc_url: jdbc:duckdb:w.duckdb"))
+    assert "does not match jdbc_url, which names a DuckDB database" in message
+
+
+def test_iceberg_on_postgres_is_refused(project):
+    message = project.refuse(warehouse(f"jdbc_url: {PG}\nschema: marts\nTable_format: iceberg"))
+    assert "Warehouse.Table_format (line 8): iceberg is not available on a PostgreSQL warehouse" in message
+
+
+def test_postgres_warehouse_follows_the_engine_login_rules(project):
+    config = project.load(
+        warehouse(f"jdbc_url: {PG}\nschema: marts\nuser: loader\nsecret: WAREHOUSE_SECRET"),
+        {"WAREHOUSE_SECRET": "wh-pw"},
+    )
+    assert config.warehouse is not None
+    assert (config.warehouse.auth_mode, config.warehouse.user) == ("password", "loader")
+    assert config.warehouse.secret_var == "WAREHOUSE_SECRET"
+    message = project.refuse(warehouse(f"jdbc_url: {PG}\nschema: marts\nuser: loader\nauth_mode: sso"))
+    assert "Warehouse.auth_mode (line 9): sso is not supported in this release" in message
+
+
+def test_duckdb_refuses_a_login(project):
+    message = project.refuse(warehouse("jdbc_url: jdbc:duckdb:w.duckdb\nsecret: X"))
+    assert "Warehouse.secret (line 7): is not used: a DuckDB file has no login" in message
+
+
+def test_duckdb_iceberg_keeps_token_and_s3_secret_as_variable_names(project):
+    config = project.load(
+        warehouse("jdbc_url: jdbc:duckdb:lake.duckdb\nTable_format: iceberg\ntoken: LAKE_TOKEN\ns3_secret: LAKE_S3"),
+        {"LAKE_TOKEN": "tok-value-9", "LAKE_S3": "s3-value-8"},
+    )
+    assert config.warehouse is not None
+    assert config.warehouse.token_var == "LAKE_TOKEN"
+    assert config.warehouse.s3_secret_var == "LAKE_S3"
+    assert "tok-value-9" not in repr(config) and "s3-value-8" not in repr(config)
+
+
+def test_s3_secret_on_a_native_duckdb_is_refused(project):
+    message = project.refuse(warehouse("jdbc_url: jdbc:duckdb:w.duckdb\ns3_secret: LAKE_S3"), {"LAKE_S3": "x"})
+    assert "Warehouse.s3_secret (line 7): is used only with Table_format: iceberg" in message
+
+
+def test_database_and_catalog_keys_are_refused_with_the_reason(project):
+    message = project.refuse(warehouse("jdbc_url: jdbc:duckdb:w.duckdb\ncatalog: main"))
+    assert "Warehouse.catalog (line 7): unknown key" in message
+    assert "Databricks and Snowflake" in message
+
+
+CREDENTIAL_SPELLINGS = [*sorted(CREDENTIAL_KEYS), "PASSWORD", "Access_Token", "sslpassword"]
+
+
+@pytest.mark.parametrize("key", CREDENTIAL_SPELLINGS)
+def test_every_credential_query_key_is_refused_on_the_engine(project, key):
+    message = project.refuse(
+        "Orchestration: {}\nEngine:\n"
+        f"  jdbc_url: jdbc:postgresql://db/etl?sslmode=require&{key}=hunter2\n  schema: etl\n"
+    )
+    assert f"Engine.jdbc_url (line 3): the query setting '{key}' carries a credential" in message
+    assert "put the secret in a variable and name it in `secret`" in message.lower()
+    assert "hunter2" not in message
+
+
+@pytest.mark.parametrize("key", CREDENTIAL_SPELLINGS)
+def test_every_credential_query_key_is_refused_on_the_warehouse(project, key):
+    message = project.refuse(warehouse(f"jdbc_url: jdbc:duckdb:w.duckdb?{key}=hunter2"))
+    assert f"Warehouse.jdbc_url (line 6): the query setting '{key}' carries a credential" in message
+    assert "hunter2" not in message
+
+
+def test_a_password_in_the_url_is_refused_without_showing_it(project):
+    message = project.refuse(warehouse("jdbc_url: jdbc:postgresql://loader:hunter2@wh/analytics\nschema: m"))
+    assert "Warehouse.jdbc_url (line 6): the URL carries a password" in message
+    assert "hunter2" not in message
+
+
+def test_url_file_settings_are_resolved_beside_the_config(project):
+    config = project.load(
+        warehouse(
+            f"jdbc_url: {PG}?sslmode=verify-full&sslrootcert=certs/ca.pem&sslcert=c.crt&sslkey=/abs/c.key\n"
+            "schema: marts"
+        )
+    )
+    assert config.warehouse is not None
+    assert dict(config.warehouse.url_files) == {
+        "sslrootcert": project.root / "certs" / "ca.pem",
+        "sslcert": project.root / "c.crt",
+        "sslkey": Path("/abs/c.key"),
+    }
+
+
+def test_sslrootcert_system_is_not_a_file(project):
+    config = project.load(
+        "Orchestration: {}\nEngine:\n"
+        "  jdbc_url: jdbc:postgresql://db/etl?sslmode=verify-full&sslrootcert=system\n  schema: etl\n"
+    )
+    assert config.engine.url_files == ()
+
+
+def test_redact_url_masks_a_password_and_a_token_like_query_value():
+    shown = redact_url("postgresql://loader:hunter2@db:5432/etl?sslmode=require&api_token=abc123&sslkey=k")
+    assert "hunter2" not in shown and "abc123" not in shown
+    assert "loader:***@db:5432" in shown
+    assert "api_token=***" in shown
+    assert "sslmode=require" in shown
+
+
+def test_a_login_name_in_the_url_is_refused_pointing_at_user(project):
+    message = project.refuse(warehouse("jdbc_url: jdbc:postgresql://loader@wh/analytics\nschema: m"))
+    assert "Warehouse.jdbc_url (line 6): the URL carries a login name" in message
+    assert "write it in `user`" in message
+
+
+def test_an_empty_url_file_setting_is_refused(project):
+    message = project.refuse(warehouse(f"jdbc_url: {PG}?sslrootcert=\nschema: m"))
+    assert "the query setting 'sslrootcert' is empty" in message
+
+
+def test_a_warehouse_url_without_jdbc_prefix_is_refused(project):
+    message = project.refuse(warehouse("jdbc_url: duckdb:w.duckdb"))
+    assert "Warehouse.jdbc_url (line 6): found 'duckdb:w.duckdb'" in message
+    assert "Start the URL with jdbc:" in message
