@@ -146,27 +146,27 @@ def run_checks(
     *,
     include_schema: bool = True,
     environ: Mapping[str, str] | None = None,
-) -> tuple[DoctorReport, ConnectorConfig | None]:
+) -> DoctorReport:
     """Run the checks in order; a failed configuration or connection stops the ones that need it."""
     results: list[CheckResult] = []
     try:
         config = load_configuration(explicit_config, environ)
     except EtlCraftError as error:
         results.append(CheckResult("Configuration", FAIL, error.message))
-        return DoctorReport(tuple(results)), None
+        return DoctorReport(tuple(results))
     results.append(CheckResult("Configuration", OK, f"loaded {config.path}"))
     try:
         db = open_engine_db(config)
     except EtlCraftError as error:
         results.append(CheckResult("Engine DB connection", FAIL, error.message))
-        return DoctorReport(tuple(results)), config
+        return DoctorReport(tuple(results))
     try:
         try:
             with db.read() as conn:
                 conn.exec_driver_sql("SELECT 1")
         except sa.exc.DBAPIError as error:
             results.append(CheckResult("Engine DB connection", FAIL, f"{db.display_url}: {error.orig}"))
-            return DoctorReport(tuple(results)), config
+            return DoctorReport(tuple(results))
         results.append(CheckResult("Engine DB connection", OK, f"{db.display_url} ({db.dialect})"))
         steps: list[Callable[[], list[CheckResult]]] = [
             lambda: _sqlite_file_check(db),
@@ -178,4 +178,4 @@ def run_checks(
             results.extend(step())
     finally:
         db.dispose()
-    return DoctorReport(tuple(results)), config
+    return DoctorReport(tuple(results))

@@ -11,7 +11,8 @@ from etl_craft.core.errors import MigrationError
 from etl_craft.engine import migrations
 from etl_craft.engine.migrations import MigrationFile
 from etl_craft.services.actions import record_request
-from etl_craft.services.context import OperationContext
+from etl_craft.services.context import OperationContext, open_context
+from etl_craft.services.doctor import DoctorReport, run_checks
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,12 @@ class MigrateView:
     message: str
 
 
-def migrate(
-    ctx: OperationContext,
-    directory: Path | None,
-    announce: Callable[[MigrationFile], None] = lambda _m: None,
-) -> MigrateView:
+Announce = Callable[[MigrationFile], None]
+
+
+def migrate(ctx: OperationContext, migrations_dir: str | None, announce: Announce = lambda _m: None) -> MigrateView:
+    """Apply pending ENGINE migrations, then the project's, recording the request first."""
+    directory = migrations_directory(migrations_dir, ctx)
     migrations.require_initialised(ctx.db)
     record_request(ctx, "migrate", {"migrations_dir": str(directory) if directory else None})
     result = migrations.migrate(ctx.db, directory, announce)
@@ -74,6 +76,52 @@ def migrate(
         else "the Engine DB is already up to date"
     )
     return MigrateView(result.engine_applied, result.project_applied, result.project_directory, message)
+
+
+@dataclass(frozen=True)
+class SetupView:
+    changed: bool
+    checks: DoctorReport
+    init_db: InitDbView | None
+    migrate: MigrateView | None
+    message: str
+
+
+def setup(explicit_config: str | None, migrations_dir: str | None, announce: Announce = lambda _m: None) -> SetupView:
+    """The doctor checks (except tables and migrations), then init-db and migrate as needed; idempotent.
+
+    When a check fails nothing is changed.
+    """
+    report = run_checks(explicit_config, include_schema=False)
+    if report.failed:
+        return SetupView(False, report, None, None, "a check failed, so nothing was changed")
+    ctx = open_context(explicit_config, require_schema=False)
+    try:
+        init = init_db(ctx)
+        migrated = migrate(ctx, migrations_dir, announce)
+    finally:
+        ctx.close()
+    changed = init.created or bool(migrated.engine_applied or migrated.project_applied)
+    if init.created:
+        message = init.message
+    elif changed:
+        message = migrated.message
+    else:
+        message = "the Engine DB is already up to date"
+    return SetupView(changed, report, init, migrated, message)
+
+
+@dataclass(frozen=True)
+class GrantsView:
+    dialect: str
+    statements: tuple[str, ...]
+
+
+def grants(ctx: OperationContext) -> GrantsView:
+    """PostgreSQL role and grant statements, or file permission advice on SQLite; changes nothing."""
+    if ctx.db.dialect == "postgresql":
+        return GrantsView(ctx.db.dialect, tuple(grant_statements(ctx.db.schema or "public")))
+    return GrantsView(ctx.db.dialect, tuple(line.format(path=ctx.db.sqlite_path) for line in SQLITE_PERMISSIONS_ADVICE))
 
 
 def grant_statements(schema: str) -> list[str]:

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit, note
 from etl_craft.core.errors import ExitCode
+
+if TYPE_CHECKING:
+    from etl_craft.engine.migrations import MigrationFile
+    from etl_craft.services.doctor import DoctorReport
 
 
 def _configure_init_db(parser: argparse.ArgumentParser) -> None:
@@ -44,16 +50,15 @@ def _run_migrate(args: argparse.Namespace) -> int:
 
     ctx = open_context(args.config, require_schema=False)
     try:
-        directory = setup.migrations_directory(args.migrations_dir, ctx)
-        view = setup.migrate(
-            ctx,
-            directory,
-            lambda m: note(args, f"applying {m.source.value} migration {m.version}"),
-        )
+        view = setup.migrate(ctx, args.migrations_dir, _announcer(args))
     finally:
         ctx.close()
     emit(args, "migrate", view, f"migrate: {view.message}")
     return ExitCode.SUCCESS
+
+
+def _announcer(args: argparse.Namespace) -> Callable[[MigrationFile], None]:
+    return lambda m: note(args, f"applying {m.source.value} migration {m.version}")
 
 
 def _configure_setup(parser: argparse.ArgumentParser) -> None:
@@ -66,59 +71,30 @@ def _configure_setup(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_setup(args: argparse.Namespace) -> int:
-    from etl_craft.services import doctor, setup
+    from etl_craft.services import setup
     from etl_craft.services.context import open_context
 
     if args.print_grants:
         ctx = open_context(args.config, require_schema=False)
         try:
-            if ctx.db.dialect == "postgresql":
-                lines = setup.grant_statements(ctx.db.schema or "public")
-            else:
-                lines = [line.format(path=ctx.db.sqlite_path) for line in setup.SQLITE_PERMISSIONS_ADVICE]
+            grants = setup.grants(ctx)
         finally:
             ctx.close()
-        emit(args, "grants", {"dialect": ctx.db.dialect, "statements": lines}, lines)
+        emit(args, "grants", grants, list(grants.statements))
         return ExitCode.SUCCESS
-
-    report, _config = doctor.run_checks(args.config, include_schema=False)
-    if report.failed:
-        lines = [*_check_lines(report), "setup: a check failed, so nothing was changed"]
-        emit(args, "setup", {"changed": False, "checks": report}, lines)
-        return ExitCode.FAILURE
-    ctx = open_context(args.config, require_schema=False)
-    try:
-        init = setup.init_db(ctx)
-        directory = setup.migrations_directory(args.migrations_dir, ctx)
-        migrated = setup.migrate(
-            ctx, directory, lambda m: note(args, f"applying {m.source.value} migration {m.version}")
-        )
-    finally:
-        ctx.close()
-    changed = init.created or bool(migrated.engine_applied or migrated.project_applied)
-    message = init.message if init.created else migrated.message
-    if not changed:
-        message = "the Engine DB is already up to date"
-    emit(
-        args,
-        "setup",
-        {"changed": changed, "checks": report, "init_db": init, "migrate": migrated},
-        [*_check_lines(report), f"setup: {message}"],
-    )
-    return ExitCode.SUCCESS
+    view = setup.setup(args.config, args.migrations_dir, _announcer(args))
+    emit(args, "setup", view, [*_check_lines(view.checks), f"setup: {view.message}"])
+    return ExitCode.FAILURE if view.checks.failed else ExitCode.SUCCESS
 
 
-def _check_lines(report: object) -> list[str]:
-    from etl_craft.services.doctor import DoctorReport
-
-    assert isinstance(report, DoctorReport)
+def _check_lines(report: DoctorReport) -> list[str]:
     return [f"[{c.status:<4}] {c.name}: {c.detail}" for c in report.checks] + [report.summary]
 
 
 def _run_doctor(args: argparse.Namespace) -> int:
     from etl_craft.services import doctor
 
-    report, _config = doctor.run_checks(args.config)
+    report = doctor.run_checks(args.config)
     emit(args, "doctor", report, _check_lines(report))
     return ExitCode.FAILURE if report.failed else ExitCode.SUCCESS
 
