@@ -74,6 +74,19 @@ class EngineDb:
         with self.engine.connect() as conn, conn.begin():
             yield conn
 
+    @contextmanager
+    def snapshot(self) -> Iterator[sa.Connection]:
+        """A read-only transaction that sees one consistent state across all its queries (inspection:
+        status, explain). SQLite's WAL gives a read transaction that snapshot already."""
+        with self.engine.connect() as raw:
+            conn = (
+                raw.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+                if self.dialect == "postgresql"
+                else raw
+            )
+            with conn.begin():
+                yield conn
+
     def dispose(self) -> None:
         self.engine.dispose()
 

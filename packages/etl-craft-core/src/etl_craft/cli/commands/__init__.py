@@ -3,6 +3,36 @@
 from __future__ import annotations
 
 from etl_craft.cli.commands.engine_db import DOCTOR, INIT_DB, MIGRATE, SETUP
+from etl_craft.cli.commands.explain import EXPLAIN
+from etl_craft.cli.commands.history import AUDIT, HISTORY
+from etl_craft.cli.commands.inspect import GRAPH, LIST, STEPS
+from etl_craft.cli.commands.interventions import CANCEL, MARK, RECONCILE, REOPEN
+from etl_craft.cli.commands.pause import PAUSE, RESUME
+from etl_craft.cli.commands.run import RUN
+from etl_craft.cli.commands.status import STATUS
+from etl_craft.cli.commands.targets import LINEAGE, REHASH, UPGRADE_TARGETS
 from etl_craft.cli.framework import Command
 
-CORE_COMMANDS: tuple[Command, ...] = (DOCTOR, SETUP, INIT_DB, MIGRATE)
+CORE_COMMANDS: tuple[Command, ...] = (
+    RUN,
+    MARK,
+    CANCEL,
+    REOPEN,
+    RECONCILE,
+    REHASH,
+    UPGRADE_TARGETS,
+    PAUSE,
+    RESUME,
+    LIST,
+    GRAPH,
+    STEPS,
+    STATUS,
+    EXPLAIN,
+    HISTORY,
+    AUDIT,
+    LINEAGE,
+    DOCTOR,
+    SETUP,
+    INIT_DB,
+    MIGRATE,
+)

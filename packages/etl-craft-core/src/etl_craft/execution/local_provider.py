@@ -1,0 +1,77 @@
+"""The local provider: each attempt in its own child process on this host.
+
+Children are forked from a fork server that imported the engine (and the handlers the run needs)
+once and holds no connection or thread, so a task process starts without paying for imports. The
+child then calls setsid, so its whole process group can be stopped without touching the supervisor.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from etl_craft.core.enums import Handler
+from etl_craft.execution.process import process_start, stop_group
+from etl_craft.execution.task_context import HANDLER_MODULES
+from etl_craft.execution.task_process import ChildSpec, child_main
+
+# "__main__" makes the fork server load the command's main module once; without it every child
+# would re-run it (multiprocessing prepares each child's __main__ from the parent's script path).
+_BASE_PRELOAD = ("__main__", "etl_craft.execution.task_process")
+
+
+@dataclass
+class RunningChild:
+    spec: ChildSpec
+    process: multiprocessing.process.BaseProcess
+    pid: int
+    start: str | None
+    started_monotonic: float
+    deadline: float | None = None  # monotonic time after which the attempt is timed out
+    task_id: int = 0
+    timeout_seconds: int = 0
+
+    @property
+    def sentinel(self) -> int:
+        return self.process.sentinel
+
+    def exit_status(self) -> int | None:
+        """None while running; the exit code, or -signal when killed."""
+        if self.process.is_alive():
+            return None
+        self.process.join(0)
+        return self.process.exitcode
+
+    def stop(self, grace_seconds: float) -> None:
+        stop_group(self.pid, self.start, grace_seconds)
+        self.process.join(grace_seconds + 5)
+
+
+class LocalProvider:
+    def __init__(self, handlers: Iterable[Handler] = ()) -> None:
+        self._context = multiprocessing.get_context("forkserver")
+        modules = [*_BASE_PRELOAD, *(HANDLER_MODULES[h] for h in sorted(set(handlers)))]
+        # Takes effect when the fork server starts (the first child of this process).
+        self._context.set_forkserver_preload(modules)
+
+    def start(self, spec: ChildSpec, task_id: int, now_monotonic: float, timeout_seconds: int | None) -> RunningChild:
+        process = self._context.Process(target=child_main, args=(spec,), name=f"etl-craft-attempt-{spec.attempt_id}")
+        process.start()
+        assert process.pid is not None
+        return RunningChild(
+            spec=spec,
+            process=process,
+            pid=process.pid,
+            start=process_start(process.pid),
+            started_monotonic=now_monotonic,
+            deadline=now_monotonic + timeout_seconds if timeout_seconds else None,
+            task_id=task_id,
+            timeout_seconds=timeout_seconds or 0,
+        )
+
+    @staticmethod
+    def wait(children: Sequence[RunningChild], extra: Sequence[int], timeout: float) -> None:
+        """Block until a child ends, an extra file descriptor is readable, or the timeout passes."""
+        multiprocessing.connection.wait([c.sentinel for c in children] + list(extra), timeout=max(0.0, timeout))

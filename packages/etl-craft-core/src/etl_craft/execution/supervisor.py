@@ -1,0 +1,655 @@
+"""The foreground overseer of one run: ready-set dispatch, leases, retries, timeouts, signals, ending.
+
+After every completion every ready task is started at once, within Orchestration.Max_parallel_tasks
+(no waves). Each attempt is claimed before its process is started and every outcome is written
+through the transitions module, fenced by this supervisor's owner id. The loop wakes when a child
+ends, when a signal arrives, and at least every second to notice operators (cancel, pause, mark).
+
+A `Scope` narrows the supervisor to some tasks: `run --task_code` runs one task without holding the
+run, `--rerun --with-downstream` runs a task and what follows it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+
+from etl_craft.config.model import ConnectorConfig
+from etl_craft.core.actor import Actor
+from etl_craft.core.clock import utc_now
+from etl_craft.core.errors import EtlCraftError, StaleTransitionError
+from etl_craft.core.faults import fault_point
+from etl_craft.engine import gate_records, runlog, transitions
+from etl_craft.engine.database import EngineDb
+from etl_craft.engine.records import AttemptOutcome
+from etl_craft.engine.retry import TRANSIENT
+from etl_craft.engine.runlog import AttemptRow, RunRow, TaskRunRow
+from etl_craft.execution.gates import Answer
+from etl_craft.execution.graph import Graph, TaskNode
+from etl_craft.execution.leases import RENEW_SECONDS, Heartbeat, lease_until
+from etl_craft.execution.local_provider import LocalProvider, RunningChild
+from etl_craft.execution.outcome import settle, sla_verdict
+from etl_craft.execution.process import OwnerId, signal_group
+from etl_craft.execution.readiness import Decision, Phase, TaskState, decide
+from etl_craft.execution.reconcile import reconcile
+from etl_craft.execution.settings import task_settings
+from etl_craft.execution.signals import StopSignals
+from etl_craft.execution.task_gates import TaskGates
+from etl_craft.execution.task_log import log_tail
+from etl_craft.execution.task_process import ChildSpec
+
+log = logging.getLogger("etl_craft.supervisor")
+
+POLL_SECONDS = 1.0
+STOP_GRACE_SECONDS = 10.0
+AGAIN_FROM_ANY = ("SUCCESS", "SKIPPED", "FAILED", "CANCELLED")
+
+
+class Ending(StrEnum):
+    FINISHED = "finished"  # the run ended (see run_status)
+    SETTLED = "settled"  # the scoped tasks are done; the run goes on
+    PAUSED = "paused"  # the pipeline is paused: no new task starts, the run stays IN-PROGRESS
+    WAITING = "waiting"  # a scoped task's dependencies are not met yet; nothing was recorded
+    STOPPED = "stopped"  # a signal stopped the supervisor; its tasks were stopped and recorded FAILED
+    CANCELLED = "cancelled"  # an operator cancelled the run
+    TAKEN = "taken"  # the run was ended or taken by someone else
+
+
+@dataclass(frozen=True)
+class Scope:
+    tasks: frozenset[int] | None = None  # None: every task of the pipeline
+    own_run: bool = True  # hold the run's lease (the whole-pipeline supervisor)
+    finalize: bool = True  # end the run once every task is settled
+    check_dependencies: bool = True
+    again: frozenset[int] = frozenset()  # tasks to run again whatever their status (rerun, force)
+    resume_failed: bool = True  # FAILED tasks found at the start get a new attempt
+    force: bool = False
+    rerun: bool = False
+    bypass_reason: str | None = None  # why dependencies on other pipelines are not judged (recorded BYPASSED)
+
+    def includes(self, task_id: int) -> bool:
+        return self.tasks is None or task_id in self.tasks
+
+
+@dataclass(frozen=True)
+class Supervised:
+    ending: Ending
+    run_status: str
+    message: str
+    states: dict[int, TaskState] = field(default_factory=dict)
+
+
+@dataclass
+class _Snapshot:
+    run: RunRow
+    task_runs: dict[int, TaskRunRow]
+    attempts: dict[int, list[AttemptRow]]
+    paused: bool
+
+    def latest_attempt(self, task_id: int) -> AttemptRow | None:
+        task_run = self.task_runs.get(task_id)
+        found = self.attempts.get(task_run.task_run_id, []) if task_run else []
+        return found[-1] if found else None
+
+
+class RunSupervisor:
+    def __init__(
+        self,
+        *,
+        db: EngineDb,
+        config: ConnectorConfig,
+        graph: Graph,
+        run_id: int,
+        owner: OwnerId,
+        actor: Actor,
+        scope: Scope = Scope(),
+        signals: StopSignals,
+        progress: Callable[[str], None] = lambda _line: None,
+        log_level: str = "INFO",
+    ) -> None:
+        self.db, self.config, self.graph, self.run_id = db, config, graph, run_id
+        self.owner, self.actor, self.scope, self.progress = owner, actor, scope, progress
+        self.log_level = log_level
+        self.provider = LocalProvider(t.handler for t in graph.tasks.values())
+        self.children: dict[int, RunningChild] = {}
+        self.stopping: dict[int, tuple[RunningChild, float]] = {}
+        self.skip_reasons: dict[int, str] = {}
+        self._again = set(scope.again)
+        self._handled_failures: set[int] = set()
+        self.signals = signals
+        self._last_reconcile = 0.0
+        self._started_since_read = 0
+        self._first = True
+        self.gates = TaskGates(db, config.orchestration)
+        self._gate_next: dict[int, datetime] = {}
+
+    # --- signals and wake-ups ------------------------------------------------------------------
+
+    def supervise(self) -> Supervised:
+        """Run until the scoped tasks are done, the run ends, or a signal stops it."""
+        heartbeat = Heartbeat(self.db, str(self.owner), self.run_id if self.scope.own_run else None, self.signals.wake)
+        heartbeat.start()
+        try:
+            return self._loop(heartbeat)
+        finally:
+            heartbeat.stop()
+
+    def _loop(self, heartbeat: Heartbeat) -> Supervised:
+        while True:
+            try:
+                done = self._step(heartbeat)
+            except TRANSIENT as error:
+                # An Engine DB outage: task processes keep running and leases last a minute, so wait
+                # and look again instead of abandoning the run (B27).
+                log.warning("the Engine DB did not answer (%s); supervising again in %s s", error, POLL_SECONDS)
+                self.provider.wait(list(self.children.values()), [self.signals.wake_fd], POLL_SECONDS)
+                continue
+            if done:
+                return done
+
+    def _step(self, heartbeat: Heartbeat) -> Supervised | None:
+        """One pass: collect ended attempts, fence dead owners, read the run, start what is ready."""
+        first = self._first
+        self._first = False
+        if self.signals.reason:
+            return self._stop_everything(self.signals.reason)
+        self._collect_exits()
+        self._enforce_timeouts()
+        self._reconcile_foreign()
+        snap = self._read()
+        ended = self._ended_elsewhere(snap, heartbeat)
+        if ended:
+            return ended
+        self._watch_sla(snap)
+        if self._plan_retries(snap, first):
+            snap = self._read()  # the new attempts change what is ready
+        states = self._states(snap)
+        decision = self._decide(snap, states)
+        self._record_skips(decision, states)
+        if not snap.paused:
+            self._start_due_retries(snap)
+            self._start_ready(snap, decision, states)
+        done = self._finished(snap, states, decision)
+        if done:
+            return done
+        self._sleep(snap)
+        return None
+
+    def _read(self) -> _Snapshot:
+        self._started_since_read = 0
+        with self.db.read() as conn:
+            run = runlog.run(conn, self.run_id)
+            assert run is not None
+            return _Snapshot(
+                run,
+                runlog.task_runs_of(conn, self.run_id),
+                runlog.attempts_of_run(conn, self.run_id),
+                runlog.open_pause(conn, run.pipeline_id) is not None,
+            )
+
+    def _ended_elsewhere(self, snap: _Snapshot, heartbeat: Heartbeat) -> Supervised | None:
+        run = snap.run
+        if not self.scope.own_run and not self.children and run.status != "IN-PROGRESS":
+            # A task run on its own: the run may end meanwhile (its supervisor finalized it once this
+            # task ended); what this call did is the task's outcome.
+            states = self._states(snap)
+            if all(states.get(t, TaskState(Phase.NOT_RUN)).phase.settled for t in self.scope.tasks or ()):
+                return Supervised(Ending.SETTLED, run.status, "", states)
+        if run.status == "CANCELLED":
+            self._abandon_children()
+            return Supervised(Ending.CANCELLED, run.status, f"cancelled by {run.ended_by}")
+        if run.status != "IN-PROGRESS" or (self.scope.own_run and (run.owner_id != str(self.owner) or heartbeat.lost)):
+            self._abandon_children()
+            who = run.ended_by or run.owner_id or "another process"
+            return Supervised(Ending.TAKEN, run.status, f"the run is now {run.status}, changed by {who}")
+        return None
+
+    def _watch_sla(self, snap: _Snapshot) -> None:
+        """A run past its SLA is marked BREACHED as soon as it is (decided once, never re-measured)."""
+        hours = self.graph.pipeline.sla_in_hours
+        if hours is None or snap.run.sla_status is not None or not self.scope.own_run:
+            return
+        if sla_verdict(hours, snap.run.start_date, utc_now()) == "BREACHED":
+            with self.db.write() as conn:
+                decided = transitions.record_sla(conn, self.run_id, sla_status="BREACHED")
+            if decided:
+                self.progress(f"{self.graph.code}: pipeline_run_id={self.run_id} breached its SLA of {hours} hour(s)")
+
+    def _states(self, snap: _Snapshot) -> dict[int, TaskState]:
+        states = {}
+        for task_id, task_run in snap.task_runs.items():
+            if task_id in self._again and task_run.status != "IN-PROGRESS":
+                continue  # to run again: it counts as not run yet
+            states[task_id] = TaskState(Phase(task_run.status), task_run.rows_written)
+        return states
+
+    def _decide(self, snap: _Snapshot, states: dict[int, TaskState]) -> Decision:
+        decision = decide(self.graph, states)
+        active = any(s.phase is Phase.ACTIVE for s in states.values())
+        startable = [t for t in decision.ready if self.scope.includes(t)]
+        if not active and not startable and not self.children:
+            # Nothing else can start: a FAILED upstream is now final (its waiters skip, alerts run).
+            decision = decide(self.graph, states, failure_final=True)
+        return decision
+
+    def _record_skips(self, decision: Decision, states: dict[int, TaskState]) -> None:
+        for task_id, reason in decision.skipped.items():
+            if not self.scope.includes(task_id) or task_id in self.skip_reasons:
+                continue
+            if not self.scope.check_dependencies and task_id in (self.scope.tasks or ()):
+                continue
+            try:
+                with self.db.write() as conn:
+                    transitions.skip_task(
+                        conn, pipeline_run_id=self.run_id, task_id=task_id, reason=reason, now=utc_now()
+                    )
+            except StaleTransitionError:
+                continue
+            self.skip_reasons[task_id] = reason
+            states[task_id] = TaskState(Phase.SKIPPED)
+            self.progress(f"{self.graph.code}.{self.graph.tasks[task_id].code}: SKIPPED, {reason}")
+
+    # --- starting attempts -------------------------------------------------------------------------
+
+    def _slots(self, snap: _Snapshot) -> int:
+        live = sum(1 for rows in snap.attempts.values() for a in rows if a.status in ("CLAIMED", "RUNNING"))
+        return max(0, self.config.orchestration.max_parallel_tasks - live - self._started_since_read)
+
+    def _start_ready(self, snap: _Snapshot, decision: Decision, states: dict[int, TaskState]) -> None:
+        ready = [t for t in decision.ready if self.scope.includes(t)]
+        if not self.scope.check_dependencies:
+            ready += [t for t in (self.scope.tasks or ()) if t not in snap.task_runs and t not in ready]
+        ready += [t for t in sorted(self._again) if t not in ready and self._again_is_ready(t, snap, decision)]
+        for task_id in ready:
+            if self._slots(snap) <= 0:
+                return
+            node = self.graph.tasks[task_id]
+            decisions = self._admit_across_pipelines(snap, node, states)
+            if decisions is None:
+                continue
+            again_from = AGAIN_FROM_ANY if task_id in self._again else ("FAILED",)
+            if self._launch(node, again_from=again_from, decisions=decisions):
+                self._again.discard(task_id)
+                self._started_since_read += 1
+
+    def _admit_across_pipelines(
+        self, snap: _Snapshot, node: TaskNode, states: dict[int, TaskState]
+    ) -> list[gate_records.Decision] | None:
+        """The gate decisions to record with the attempt, or None when the task must not start now
+        (it waits for another pipeline without holding a slot, or it was recorded SKIPPED)."""
+        if not any(e.cross_pipeline for e in node.edges):
+            return []
+        bypass = None if self.scope.check_dependencies else self.scope.bypass_reason or "dependencies not checked"
+        admission = self.gates.admit(
+            self.graph,
+            node,
+            states,
+            self.run_id,
+            utc_now(),
+            backfill=snap.run.trigger_kind == "BACKFILL",
+            bypass_reason=bypass,
+        )
+        if admission.answer is Answer.SATISFIED:
+            return admission.decisions
+        if admission.answer is Answer.WAIT:
+            self._gate_next[node.task_id] = admission.next_check_at or utc_now()
+            return None
+        try:
+            with self.db.write() as conn:
+                now = utc_now()
+                transitions.skip_task(
+                    conn, pipeline_run_id=self.run_id, task_id=node.task_id, reason=admission.reason, now=now
+                )
+                gate_records.record_decisions(conn, self.run_id, admission.decisions, now)
+                gate_records.settle_wait(conn, self.run_id, node.task_id)
+        except StaleTransitionError:
+            return None
+        self.skip_reasons[node.task_id] = admission.reason
+        self.progress(f"{self.graph.code}.{node.code}: SKIPPED, {admission.reason}")
+        return None
+
+    def _again_is_ready(self, task_id: int, snap: _Snapshot, decision: Decision) -> bool:
+        task_run = snap.task_runs.get(task_id)
+        if task_run is not None and task_run.status == "IN-PROGRESS":
+            return False
+        return not self.scope.check_dependencies or task_id in decision.ready or task_id in self.scope.again
+
+    def _start_due_retries(self, snap: _Snapshot) -> None:
+        now = utc_now()
+        for task_id, _task_run in snap.task_runs.items():
+            latest = snap.latest_attempt(task_id)
+            if latest is None or latest.status != "QUEUED" or not self.scope.includes(task_id):
+                continue
+            if latest.not_before and latest.not_before > now:
+                continue
+            if self._slots(snap) <= 0:
+                return
+            self._launch(self.graph.tasks[task_id], queued=latest)
+            self._started_since_read += 1
+
+    def _launch(
+        self,
+        node: TaskNode,
+        *,
+        again_from: tuple[str, ...] = ("FAILED",),
+        queued: AttemptRow | None = None,
+        decisions: list[gate_records.Decision] | None = None,
+    ) -> bool:
+        """Queue (unless a retry is queued already) and claim an attempt, then start its process."""
+        now = utc_now()
+        try:
+            with self.db.write() as conn:
+                if queued is None:
+                    attempt = transitions.queue_attempt(
+                        conn,
+                        pipeline_run_id=self.run_id,
+                        task_id=node.task_id,
+                        actor=self.actor,
+                        now=now,
+                        again_from=again_from,
+                    )
+                    attempt_id, number = attempt.attempt_id, attempt.attempt_number
+                else:
+                    attempt_id, number = queued.attempt_id, queued.attempt_number
+                transitions.claim_attempt(
+                    conn,
+                    attempt_id,
+                    owner_id=str(self.owner),
+                    lease_until=lease_until(now),
+                    host=socket.gethostname(),
+                    now=now,
+                )
+                if decisions:
+                    # Judged for this attempt: recorded in the transaction that claims it (S3.E).
+                    gate_records.record_decisions(conn, self.run_id, decisions, now, attempt_id)
+                    gate_records.settle_wait(conn, self.run_id, node.task_id)
+        except StaleTransitionError as stale:
+            log.info("%s.%s not started here: %s", self.graph.code, node.code, stale.message)
+            return False
+        fault_point("after_claim")
+        child = None
+        try:
+            settings = task_settings(node, self.config.orchestration)
+            log_path = self._log_path(node, number)
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            fault_point("after_mkdir")
+            spec = ChildSpec(
+                attempt_id=attempt_id,
+                owner_id=str(self.owner),
+                config_path=str(self.config.path),
+                log_path=str(log_path),
+                actor_name=self.actor.name,
+                actor_kind=self.actor.kind.value,
+                force=self.scope.force,
+                rerun=self.scope.rerun,
+                log_level=self.log_level,
+            )
+            child = self.provider.start(spec, node.task_id, time.monotonic(), settings.timeout_seconds or None)
+            fault_point("after_spawn")
+        except Exception as error:  # anything after the claim is recorded on the attempt
+            message = error.message if isinstance(error, EtlCraftError) else f"{type(error).__name__}: {error}"
+            self._record_parent_outcome(
+                attempt_id, f"could not start the task process: {message}", retryable=getattr(error, "retryable", True)
+            )
+            if child is not None:
+                child.stop(STOP_GRACE_SECONDS)
+            self.progress(f"{self.graph.code}.{node.code}: FAILED, could not start: {message}")
+            return True
+        self.children[attempt_id] = child
+        self.progress(f"{self.graph.code}.{node.code}: attempt {number} started (pid {child.pid})")
+        return True
+
+    def _log_path(self, node: TaskNode, number: int) -> Path:
+        root = self.config.orchestration.log_dir
+        if not root.is_absolute():
+            root = self.config.project_dir / root
+        return root / self.graph.code / f"run-{self.run_id}" / f"{node.code}.attempt-{number}.log"
+
+    # --- attempts that end ---------------------------------------------------------------------
+
+    def _record_parent_outcome(
+        self,
+        attempt_id: int,
+        message: str,
+        *,
+        retryable: bool = True,
+        exit_code: int | None = None,
+        log_path: str | None = None,
+        timed_out: bool = False,
+    ) -> bool:
+        """Record an outcome on the child's behalf; False when the child (or anyone) recorded one first."""
+        tail = log_tail(log_path) if log_path else ""
+        outcome = AttemptOutcome(
+            "TIMED_OUT" if timed_out else "FAILED",
+            error_message=message,
+            task_log=(f"--- end of {log_path} ---\n{tail}" if tail else None),
+            exit_code=exit_code,
+            retryable=retryable,
+        )
+        try:
+            with self.db.write() as conn:
+                if timed_out:
+                    transitions.time_out_attempt(
+                        conn, attempt_id, owner_id=str(self.owner), outcome=outcome, now=utc_now()
+                    )
+                else:
+                    transitions.finish_attempt(
+                        conn, attempt_id, owner_id=str(self.owner), outcome=outcome, now=utc_now()
+                    )
+        except StaleTransitionError:
+            return False
+        return True
+
+    def _collect_exits(self) -> None:
+        for attempt_id, child in list(self.children.items()):
+            status = child.exit_status()
+            if status is None:
+                continue
+            del self.children[attempt_id]
+            fault_point("after_child_exit")
+            row = self._attempt(attempt_id)
+            if row is not None and row.status in ("CLAIMED", "RUNNING") and row.owner_id == str(self.owner):
+                # The process ended without recording an outcome: record one on its behalf.
+                how = (
+                    f"was killed by signal {signal.Signals(-status).name}"
+                    if status < 0
+                    else f"exited with status {status}"
+                )
+                self._record_parent_outcome(
+                    attempt_id,
+                    f"the task process {how} before recording an outcome",
+                    exit_code=status,
+                    log_path=child.spec.log_path,
+                )
+                row = self._attempt(attempt_id)
+            self._report_end(row, child)
+
+    def _attempt(self, attempt_id: int) -> AttemptRow | None:
+        with self.db.read() as conn:
+            return runlog.attempt(conn, attempt_id)
+
+    def _report_end(self, row: AttemptRow | None, child: RunningChild) -> None:
+        if row is None:
+            return
+        task = self.graph.tasks[child.task_id]
+        took = time.monotonic() - child.started_monotonic
+        detail = f"{self.graph.code}.{task.code}: attempt {row.attempt_number} {row.status} after {took:.1f}s"
+        if row.error_message and row.status != "SUCCESS":
+            detail += f": {row.error_message.splitlines()[0]}"
+        self.progress(detail)
+
+    def _enforce_timeouts(self) -> None:
+        now = time.monotonic()
+        for attempt_id, child in list(self.children.items()):
+            if child.deadline is None or now < child.deadline or attempt_id in self.stopping:
+                continue
+            seconds = child.timeout_seconds
+            # The limit counts from when the task process acknowledged its attempt (RUNNING), not
+            # from the spawn: a slow start on a loaded host does not eat into the task's time.
+            row = self._attempt(attempt_id)
+            if row is not None and row.status == "CLAIMED":
+                child.deadline = now + 0.5
+                continue
+            if row is not None and row.status == "RUNNING" and row.started_at is not None:
+                left = seconds - (utc_now() - row.started_at).total_seconds()
+                if left > 0:
+                    child.deadline = now + left
+                    continue
+            recorded = self._record_parent_outcome(
+                attempt_id,
+                f"timed out after {seconds} s (TASK_TIMEOUT_SECONDS); the task process was stopped",
+                log_path=child.spec.log_path,
+                timed_out=True,
+            )
+            if recorded:
+                self.progress(f"{self.graph.code}: attempt {attempt_id} TIMED_OUT after {seconds}s")
+            signal_group(child.pid, child.start, signal.SIGTERM)
+            self.stopping[attempt_id] = (child, now + STOP_GRACE_SECONDS)
+        for attempt_id, (child, kill_at) in list(self.stopping.items()):
+            if not child.process.is_alive():
+                del self.stopping[attempt_id]
+            elif now >= kill_at:
+                child.stop(0)
+                del self.stopping[attempt_id]
+
+    def _plan_retries(self, snap: _Snapshot, first: bool) -> bool:
+        """FAILED tasks found when the run resumes start again; in-session failures follow RETRIES.
+        Returns whether any attempt was queued."""
+        queued_any = False
+        for task_id, task_run in snap.task_runs.items():
+            if task_run.status != "FAILED" or not self.scope.includes(task_id) or task_id in self._again:
+                continue
+            latest = snap.latest_attempt(task_id)
+            key = latest.attempt_id if latest else -task_run.task_run_id
+            if key in self._handled_failures:
+                continue
+            self._handled_failures.add(key)
+            node = self.graph.tasks[task_id]
+            not_before: datetime | None = None
+            if first and self.scope.resume_failed:
+                pass  # a resumed run gives every failed task a new attempt now
+            else:
+                try:
+                    settings = task_settings(node, self.config.orchestration)
+                except EtlCraftError:
+                    continue
+                number = latest.attempt_number if latest else 0
+                if (
+                    latest is None
+                    or not latest.retryable
+                    or latest.status == "CANCELLED"
+                    or number > settings.retries
+                    or self.config.orchestration.mode == "remote"
+                ):
+                    continue
+                not_before = utc_now() + settings.retry_delay(number)
+            try:
+                with self.db.write() as conn:
+                    queued = transitions.queue_attempt(
+                        conn,
+                        pipeline_run_id=self.run_id,
+                        task_id=task_id,
+                        actor=self.actor,
+                        now=utc_now(),
+                        not_before=not_before,
+                    )
+            except StaleTransitionError:
+                continue
+            when = f" at {not_before:%H:%M:%S}Z" if not_before else " now"
+            self.progress(f"{self.graph.code}.{node.code}: attempt {queued.attempt_number} queued{when}")
+            queued_any = True
+        return queued_any
+
+    def _reconcile_foreign(self) -> None:
+        """Attempts of this run held by processes that died are fenced, so the run can go on."""
+        now = time.monotonic()
+        if now - self._last_reconcile < RENEW_SECONDS:
+            return
+        self._last_reconcile = now
+        report = reconcile(self.db, pipeline_id=self.graph.pipeline.pipeline_id)
+        for lost in report.lost:
+            self.progress(f"{self.graph.code}: {lost.message}")
+
+    # --- ending ----------------------------------------------------------------------------------
+
+    def _finished(self, snap: _Snapshot, states: dict[int, TaskState], decision: Decision) -> Supervised | None:
+        if self.children or self.stopping:
+            return None
+        scoped = [t for t in self.graph.tasks if self.scope.includes(t)]
+        fresh = self._read()
+        states = self._states(fresh)
+        unsettled = [t for t in scoped if not states.get(t, TaskState(Phase.NOT_RUN)).phase.settled or t in self._again]
+        if any(states.get(t, TaskState(Phase.NOT_RUN)).phase is Phase.ACTIVE for t in self.graph.tasks):
+            return None  # another process's attempt, or a retry waiting for its time
+        if unsettled:
+            if fresh.paused:
+                return self._leave(Ending.PAUSED, "the pipeline is paused: no new task starts until it is resumed")
+            waiting = [t for t in unsettled if t not in decision.ready]
+            if waiting and len(waiting) == len(unsettled):
+                names = ", ".join(self.graph.tasks[t].code for t in waiting)
+                return self._leave(Ending.WAITING, f"dependencies not met yet: {names}")
+            return None
+        if not self.scope.finalize:
+            return Supervised(Ending.SETTLED, fresh.run.status, "", states)
+        left = [t for t in self.graph.tasks if not states.get(t, TaskState(Phase.NOT_RUN)).phase.settled]
+        if left:
+            names = ", ".join(self.graph.tasks[t].code for t in left)
+            return Supervised(
+                Ending.SETTLED,
+                fresh.run.status,
+                f"{len(left)} other task(s) still need to run: {names}; "
+                f"etl-craft run --pipeline_code {self.graph.code} resumes them",
+                states,
+            )
+        fault_point("before_finalize")
+        owner = str(self.owner) if self.scope.own_run else None
+        verdict = settle(self.db, self.graph, self.run_id, owner_id=owner, extra_skip_reasons=self.skip_reasons)
+        if verdict is None:
+            return None
+        return Supervised(Ending.FINISHED, verdict.status.value, verdict.message, states)
+
+    def _all_skip_reasons(self, snap: _Snapshot) -> dict[int, str]:
+        reasons = {t: r.error_message or "" for t, r in snap.task_runs.items() if r.status == "SKIPPED"}
+        reasons.update(self.skip_reasons)
+        return reasons
+
+    def _leave(self, ending: Ending, message: str) -> Supervised:
+        if self.scope.own_run:
+            with contextlib.suppress(StaleTransitionError), self.db.write() as conn:
+                transitions.release_run(conn, self.run_id, owner_id=str(self.owner))
+        return Supervised(ending, "IN-PROGRESS", message)
+
+    def _stop_everything(self, reason: str) -> Supervised:
+        """A signal: record every running attempt FAILED with the reason, stop the processes, leave the run."""
+        for attempt_id, child in list(self.children.items()):
+            self._record_parent_outcome(attempt_id, reason, exit_code=None, log_path=child.spec.log_path)
+        self._abandon_children()
+        self.progress(f"{self.graph.code}: {reason}")
+        return self._leave(Ending.STOPPED, reason)
+
+    def _abandon_children(self) -> None:
+        for child in list(self.children.values()) + [c for c, _ in self.stopping.values()]:
+            child.stop(STOP_GRACE_SECONDS)
+        self.children.clear()
+        self.stopping.clear()
+
+    def _sleep(self, snap: _Snapshot) -> None:
+        timeout = POLL_SECONDS
+        if self._gate_next:
+            soonest = min(self._gate_next.values())
+            timeout = min(timeout, max(0.0, (soonest - utc_now()).total_seconds()))
+            self._gate_next.clear()
+        now = time.monotonic()
+        for child in self.children.values():
+            if child.deadline is not None:
+                timeout = min(timeout, child.deadline - now)
+        self.provider.wait(list(self.children.values()), [self.signals.wake_fd], timeout)
+        self.signals.drain()

@@ -1,0 +1,268 @@
+"""The task process: one attempt of one task, in its own process and session.
+
+It is started (forked from the local provider's fork server, or as `python -m
+etl_craft.execution.task_process`) with the attempt id and the owner id the supervisor claimed it
+with. Every write it makes is fenced by both, so a zombie process changes nothing. Output goes to
+the attempt's log file; the process exits with os._exit as soon as its outcome is recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import signal
+import sys
+import threading
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from etl_craft.config.loader import load_config
+from etl_craft.config.model import ConnectorConfig
+from etl_craft.core.actor import Actor, acting_as
+from etl_craft.core.clock import utc_now
+from etl_craft.core.enums import ActorKind, Handler, OffsetType, TriggerKind
+from etl_craft.core.errors import EtlCraftError, StaleTransitionError
+from etl_craft.core.faults import fault_point
+from etl_craft.engine import runlog, transitions
+from etl_craft.engine.database import EngineDb, open_engine_db
+from etl_craft.engine.records import AttemptOutcome
+from etl_craft.engine.retry import retrying
+from etl_craft.execution.process import process_start
+from etl_craft.execution.task_context import HANDLER_MODULES, HandlerResult, StoredOffset, TaskContext
+from etl_craft.execution.task_log import compose_task_log
+
+EXIT_STALE = 20
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    """Everything the task process needs that isn't in the Engine DB."""
+
+    attempt_id: int
+    owner_id: str
+    config_path: str
+    log_path: str
+    actor_name: str
+    actor_kind: str
+    force: bool = False
+    rerun: bool = False
+    log_level: str = "INFO"
+
+
+class _Stopped(BaseException):
+    """SIGTERM reached the task process (its supervisor stopped it)."""
+
+
+def _on_sigterm(_signum: int, _frame: FrameType | None) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    raise _Stopped()
+
+
+def _redirect_output(log_path: str) -> None:
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+
+
+def _configure_logging(level: str, context: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"%(asctime)s %(levelname)s %(name)s [{context}]: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    numeric = logging.getLevelName(level.upper())
+    root.setLevel(numeric if isinstance(numeric, int) else logging.INFO)
+    for name in ("urllib3", "httpx", "httpcore", "requests", "botocore", "boto3", "s3transfer"):
+        logging.getLogger(name).setLevel(logging.DEBUG if root.level <= logging.DEBUG else logging.WARNING)
+
+
+def _load_context(db: EngineDb, spec: ChildSpec, config: ConnectorConfig) -> TaskContext:
+    """Mark the attempt RUNNING and read everything about its task; stale if it is no longer ours."""
+    pid = os.getpid()
+    with db.write() as conn:
+        # The process acknowledges its own id: CLAIMED -> RUNNING, fenced by the owner's claim.
+        transitions.start_attempt(
+            conn,
+            spec.attempt_id,
+            owner_id=spec.owner_id,
+            pid=pid,
+            process_start=process_start(pid) or "",
+            log_path=spec.log_path,
+            now=utc_now(),
+        )
+        attempt = runlog.attempt(conn, spec.attempt_id)
+        assert attempt is not None
+        task_run = runlog.task_run(conn, attempt.task_run_id)
+        assert task_run is not None
+        run = runlog.run(conn, task_run.pipeline_run_id)
+        task = runlog.task(conn, task_run.task_id)
+        assert run is not None and task is not None
+        pipeline = runlog.pipeline(conn, run.pipeline_id)
+        assert pipeline is not None
+        parameters = runlog.task_parameters(conn, [task.task_id]).get(task.task_id, {})
+        trigger = TriggerKind(run.trigger_kind)
+        offset_row = None if trigger is TriggerKind.BACKFILL else runlog.stored_offset(conn, task.task_id)
+    return TaskContext(
+        config=config,
+        engine_db=db,
+        log=logging.getLogger(f"etl_craft.task.{task.task_code}"),
+        pipeline_id=pipeline.pipeline_id,
+        pipeline_code=pipeline.pipeline_code,
+        refresh_type=pipeline.refresh_type,
+        pipeline_run_id=run.pipeline_run_id,
+        run_key=run.run_key,
+        run_date=run.run_date or run.start_date.date(),
+        trigger_kind=trigger,
+        task_id=task.task_id,
+        task_code=task.task_code,
+        task_type=task.task_type,
+        handler=Handler(task.handler),
+        task_run_id=attempt.task_run_id,
+        attempt_id=attempt.attempt_id,
+        attempt_number=attempt.attempt_number,
+        owner_id=spec.owner_id,
+        parameters=parameters,
+        stored_offset=StoredOffset(OffsetType(offset_row[0]), offset_row[1]) if offset_row else None,
+        force=spec.force,
+        rerun=spec.rerun,
+    )
+
+
+def _record(db: EngineDb, spec: ChildSpec, outcome: AttemptOutcome) -> None:
+    """Record the outcome, riding out a passing Engine DB outage (the write is guarded, so a repeat
+    after an unacknowledged commit is refused as stale rather than applied twice)."""
+    fault_point("child_before_outcome")
+
+    def write() -> None:
+        with db.write() as conn:
+            transitions.finish_attempt(conn, spec.attempt_id, owner_id=spec.owner_id, outcome=outcome, now=utc_now())
+            fault_point("child_in_outcome_transaction")
+
+    retrying(write, f"recording the outcome of attempt {spec.attempt_id}")
+    fault_point("child_after_outcome")
+
+
+def run_attempt(spec: ChildSpec) -> int:
+    """Run the handler and record the outcome. Returns the process exit status; never raises."""
+    log = logging.getLogger("etl_craft.task")
+    config = load_config(Path(spec.config_path))
+    # The engine is created in this process, after the fork, so a small pool holds no inherited socket.
+    db = open_engine_db(config)
+    try:
+        try:
+            fault_point("child_start")
+            ctx = _load_context(db, spec, config)
+            log.info("attempt %s of %s.%s started", ctx.attempt_number, ctx.pipeline_code, ctx.task_code)
+            module = importlib.import_module(HANDLER_MODULES[ctx.handler])
+            result: HandlerResult = module.run(ctx)
+        except StaleTransitionError as stale:
+            log.warning("%s", stale.message)
+            return EXIT_STALE
+        except (Exception, _Stopped) as error:
+            stopped = isinstance(error, _Stopped)
+            message = (
+                "stopped: the task process received SIGTERM"
+                if stopped
+                else (error.message if isinstance(error, EtlCraftError) else f"{type(error).__name__}: {error}")
+            )
+            # A deliberate error already says what went wrong; only an unexpected one needs its traceback.
+            detail = "" if stopped or isinstance(error, EtlCraftError) else "\n" + traceback.format_exc()
+            log.error("the task failed: %s%s", message, detail)
+            retryable = getattr(error, "retryable", True) and not stopped
+            outcome = AttemptOutcome(
+                "FAILED",
+                error_message=message,
+                task_log=compose_task_log(HandlerResult(), spec.log_path),
+                exit_code=1,
+                retryable=bool(retryable),
+            )
+            try:
+                _record(db, spec, outcome)
+            except StaleTransitionError as stale:
+                log.warning("the failure was not recorded: %s", stale.message)
+                return EXIT_STALE
+            return int(getattr(error, "exit_code", 1)) if not stopped else 143
+        for warning in result.warnings:
+            log.warning("%s", warning)
+        log.info("the task succeeded")
+        outcome = AttemptOutcome(
+            "SUCCESS",
+            counts=result.counts,
+            task_log=compose_task_log(result, spec.log_path),
+            exit_code=0,
+            offset=result.offset,
+        )
+        try:
+            _record(db, spec, outcome)
+        except StaleTransitionError as stale:
+            log.warning("the outcome was not recorded: %s", stale.message)
+            return EXIT_STALE
+        return 0
+    finally:
+        db.dispose()
+
+
+def child_main(spec: ChildSpec) -> None:
+    """Entry point in the new process: own session, output to the log file, exit right after recording."""
+    os.setsid()
+    _redirect_output(spec.log_path)
+    os.environ["PYTHONUNBUFFERED"] = "1"
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    _configure_logging(spec.log_level, f"attempt_id={spec.attempt_id}")
+    code = 1
+    try:
+        with acting_as(Actor(spec.actor_name, ActorKind(spec.actor_kind))):
+            code = run_attempt(spec)
+    except BaseException:  # a failure outside run_attempt's own handling: say so and exit
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        lingering = [t.name for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+        if lingering:
+            logging.getLogger("etl_craft.task").warning(
+                "threads still running after the outcome was recorded, stopped with the process: %s",
+                ", ".join(lingering),
+            )
+        logging.shutdown()
+        os._exit(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m etl_craft.execution.task_process`: the same task process, started cold."""
+    parser = argparse.ArgumentParser(prog="etl_craft.execution.task_process")
+    parser.add_argument("--attempt-id", type=int, required=True)
+    parser.add_argument("--owner-id", required=True)
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--log-path", required=True)
+    parser.add_argument("--actor", required=True)
+    parser.add_argument("--actor-kind", default="SYSTEM")
+    parser.add_argument("--force", action="store_true")
+    parser.add_argument("--rerun", action="store_true")
+    parser.add_argument("--log-level", default="INFO")
+    args = parser.parse_args(argv)
+    child_main(
+        ChildSpec(
+            args.attempt_id,
+            args.owner_id,
+            args.config,
+            args.log_path,
+            args.actor,
+            args.actor_kind,
+            args.force,
+            args.rerun,
+            args.log_level,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""Task processes: retries, timeouts, signals, lingering threads and ready-set dispatch (real processes)."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+from etl_craft.engine import tables as t
+from etl_craft.execution.process import descendants
+from tests.fixtures.harness import Harness, TaskSpec, process_alive
+
+
+def test_w7_a_task_failing_twice_then_succeeding_is_retried(harness: Harness) -> None:
+    counter = harness.root / "counter"
+    harness.pipeline(
+        "p",
+        [
+            TaskSpec(
+                "flaky",
+                {"fail_times": 2, "counter": str(counter)},
+                parameters={"RETRIES": "2", "RETRY_DELAY_SECONDS": "1", "RETRY_BACKOFF": "2"},
+            )
+        ],
+    )
+    result = harness.cli("run", "--pipeline_code", "p")
+    assert result.returncode == 0, str(result)
+    attempts = harness.attempts("flaky")
+    assert [(a.attempt_number, a.status, a.retryable) for a in attempts] == [
+        (1, "FAILED", True),
+        (2, "FAILED", True),
+        (3, "SUCCESS", True),
+    ]
+    assert attempts[0].not_before is None
+    # Each retry waits its delay (1 s, then 1 s x 2) after the failure it follows.
+    assert (attempts[1].not_before - attempts[0].ended_at).total_seconds() >= 1
+    assert (attempts[2].not_before - attempts[1].ended_at).total_seconds() >= 2
+    assert all(a.claimed_at >= a.not_before for a in attempts[1:])
+    task_run = harness.task_runs()["flaky"]
+    assert (task_run.status, task_run.attempt_count, task_run.error_message) == ("SUCCESS", 3, None)
+    assert "attempt 2 queued at" in result.stdout
+
+
+def test_an_error_a_retry_cannot_fix_is_not_retried(harness: Harness) -> None:
+    harness.pipeline(
+        "p", [TaskSpec("bad", parameters={"SCRIPT_NAME": "missing.py", "RETRIES": "3", "RETRY_DELAY_SECONDS": "0"})]
+    )
+    result = harness.cli("run", "--pipeline_code", "p")
+    assert result.returncode == 1
+    attempts = harness.attempts("bad")
+    assert [(a.status, a.retryable) for a in attempts] == [("FAILED", False)]
+    assert "SCRIPT_NAME='missing.py'" in attempts[0].error_message
+
+
+def test_b2_a_setup_error_after_the_claim_leaves_the_attempt_failed(harness: Harness) -> None:
+    harness.pipeline("p", [TaskSpec("a", parameters={"TASK_TIMEOUT_SECONDS": "soon"})])
+    result = harness.cli("run", "--pipeline_code", "p")
+    assert result.returncode == 1
+    attempt = harness.attempts("a")[0]
+    assert attempt.status == "FAILED" and not attempt.retryable
+    assert attempt.error_message.startswith(
+        "could not start the task process: task a: parameter TASK_TIMEOUT_SECONDS: found 'soon'"
+    )
+    assert harness.task_runs()["a"].status == "FAILED"
+
+
+def test_b2_an_unwritable_log_folder_leaves_the_attempt_failed(harness: Harness) -> None:
+    (harness.root / "logs").write_text("a file where the log folder should be")
+    harness.pipeline("p", [TaskSpec("a")])
+    result = harness.cli("run", "--pipeline_code", "p")
+    assert result.returncode == 1
+    attempt = harness.attempts("a")[0]
+    assert attempt.status == "FAILED"
+    assert attempt.error_message.startswith("could not start the task process: ")
+    assert "logs" in attempt.error_message
+
+
+def test_b54_a_timed_out_script_is_stopped_and_its_output_kept(harness: Harness) -> None:
+    lines = [f"line {n}" for n in range(1, 6)]
+    harness.pipeline("p", [TaskSpec("slow", {"print": lines, "sleep": 120}, parameters={"TASK_TIMEOUT_SECONDS": "3"})])
+    result = harness.cli("run", "--pipeline_code", "p")
+    assert result.returncode == 1
+    attempt = harness.attempts("slow")[0]
+    assert attempt.status == "TIMED_OUT"
+    assert attempt.error_message == "timed out after 3 s (TASK_TIMEOUT_SECONDS); the task process was stopped"
+    assert harness.task_runs()["slow"].status == "FAILED"
+    log = Path(attempt.log_path).read_text()
+    assert all(line in log for line in lines)
+    assert not process_alive(attempt.pid)
+
+
+def test_b53_a_lingering_thread_does_not_hold_the_task(harness: Harness) -> None:
+    marker = harness.root / "thread-finished"
+    harness.pipeline("p", [TaskSpec("a", {"linger": 60, "linger_marker": str(marker)})])
+    result = harness.cli("run", "--pipeline_code", "p", timeout=50)
+    assert result.returncode == 0, str(result)
+    attempt = harness.attempts("a")[0]
+    assert attempt.status == "SUCCESS"
+    assert not process_alive(attempt.pid) and not marker.exists()
+    assert "threads still running after the outcome was recorded" in Path(attempt.log_path).read_text()
+
+
+def test_w2_a_long_task_does_not_delay_an_independent_ready_task(harness: Harness) -> None:
+    harness.pipeline(
+        "p",
+        [TaskSpec("long", {"sleep": 8}), TaskSpec("quick"), TaskSpec("after_quick")],
+        [("after_quick", "quick", "SUCCESS")],
+    )
+    assert harness.cli("run", "--pipeline_code", "p").returncode == 0
+    ended = {a.task_code: a for a in harness.attempts()}
+    assert ended["after_quick"].ended_at < ended["long"].ended_at
+    assert ended["after_quick"].started_at < ended["long"].ended_at
+
+
+def test_max_parallel_tasks_bounds_how_many_run_at_once(harness: Harness) -> None:
+    harness.project.orchestration = "  Mode: local\n  Max_parallel_tasks: 2\n"
+    harness.project.write_config()
+    harness.pipeline("p", [TaskSpec(f"t{n}", {"sleep": 1}) for n in range(5)])
+    assert harness.cli("run", "--pipeline_code", "p").returncode == 0
+    spans = [(a.started_at, a.ended_at) for a in harness.attempts()]
+    for start, _end in spans:
+        running = sum(1 for s, e in spans if s <= start < e)
+        assert running <= 2
+
+
+def _wait_for_running_descendants(started, harness: Harness, task: str) -> list[int]:
+    attempt = harness.wait_for_attempt(task, "RUNNING")
+    harness.wait_until(lambda: attempt.pid in descendants(started.pid), 30, "the task process")
+    return [attempt.pid, *descendants(attempt.pid)]
+
+
+def _assert_stopped(result, harness: Harness, task: str, pids: list[int], signame: str) -> None:
+    attempt = harness.attempts(task)[-1]
+    assert attempt.status == "FAILED"
+    assert attempt.error_message == f"stopped: the parent etl-craft run received {signame}"
+    assert not any(process_alive(pid) for pid in pids)
+
+
+def test_b3_sigterm_of_a_pipeline_run_stops_its_tasks(harness: Harness) -> None:
+    harness.pipeline("p", [TaskSpec("slow", {"sleep": 120})])
+    started = harness.start("run", "--pipeline_code", "p")
+    pids = _wait_for_running_descendants(started, harness, "slow")
+    started.signal(signal.SIGTERM)
+    result = started.wait(60)
+    assert result.returncode == 22, str(result)
+    _assert_stopped(result, harness, "slow", pids, "SIGTERM")
+    run = harness.runs()[0]
+    assert (run.status, run.owner_id) == ("IN-PROGRESS", None)
+    # The next run resumes it and gives the stopped task a new attempt.
+    harness.migrate("UPDATE CFG_TASK_PARAMETERS SET PARAMETER_VALUE = '{}' WHERE PARAMETER_NAME = 'INPUT_PARAMS';\n")
+    resumed = harness.cli("run", "--pipeline_code", "p")
+    assert resumed.returncode == 0, str(resumed)
+    assert [a.status for a in harness.attempts("slow")] == ["FAILED", "SUCCESS"]
+    assert harness.runs()[0].status == "SUCCESS" and len(harness.runs()) == 1
+
+
+def test_b3_sigterm_of_a_single_task_run_stops_it(harness: Harness) -> None:
+    harness.pipeline("p", [TaskSpec("slow", {"sleep": 120})])
+    assert harness.cli("run", "--pipeline_code", "p", "--init-only").returncode == 0
+    started = harness.start("run", "--pipeline_code", "p", "--task_code", "slow")
+    pids = _wait_for_running_descendants(started, harness, "slow")
+    started.signal(signal.SIGTERM)
+    result = started.wait(60)
+    assert result.returncode == 22, str(result)
+    _assert_stopped(result, harness, "slow", pids, "SIGTERM")
+
+
+def test_b3_sighup_of_a_rerun_stops_it(harness: Harness) -> None:
+    harness.pipeline("p", [TaskSpec("slow")])
+    assert harness.cli("run", "--pipeline_code", "p").returncode == 0
+    harness.migrate(
+        "UPDATE CFG_TASK_PARAMETERS SET PARAMETER_VALUE = '{\"sleep\": 120}' WHERE PARAMETER_NAME = 'INPUT_PARAMS';\n"
+    )
+    run_id = str(harness.runs()[0].pipeline_run_id)
+    started = harness.start(
+        "run", "--pipeline_code", "p", "--task_code", "slow", "--rerun", "--reason", "reload", "--run-id", run_id
+    )
+    pids = _wait_for_running_descendants(started, harness, "slow")
+    started.signal(signal.SIGHUP)
+    result = started.wait(60)
+    assert result.returncode == 22, str(result)
+    _assert_stopped(result, harness, "slow", pids, "SIGHUP")
+    run = harness.runs()[0]
+    assert run.status == "IN-PROGRESS" and run.repair_pending == "Y"
+
+
+def test_b6_offsets_are_stored_only_when_the_attempt_succeeds(harness: Harness) -> None:
+    harness.pipeline("p", [TaskSpec("a", {"offset": 5})])
+    assert harness.cli("run", "--pipeline_code", "p").returncode == 0
+    assert [o.offset_value for o in harness.rows(t.aud_task_offset_tracker)] == ["5"]
+    harness.migrate(
+        "UPDATE CFG_TASK_PARAMETERS SET PARAMETER_VALUE = '{\"offset\": 9}' WHERE PARAMETER_NAME = 'INPUT_PARAMS';\n"
+    )
+    # The child dies inside the transaction that records SUCCESS and the offset: neither is kept.
+    result = harness.cli("run", "--pipeline_code", "p", ETL_CRAFT_FAULT="child_in_outcome_transaction:kill")
+    assert result.returncode == 1, str(result)
+    assert [o.offset_value for o in harness.rows(t.aud_task_offset_tracker)] == ["5"]
+    last = harness.attempts("a")[-1]
+    assert (
+        last.status == "FAILED"
+        and last.error_message == "the task process exited with status 137 before recording an outcome"
+    )
