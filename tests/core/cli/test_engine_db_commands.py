@@ -32,7 +32,7 @@ def test_init_db_creates_the_engine_db_and_records_who_asked(empty_project) -> N
     assert again.returncode == 0, again
     doc = again.json()
     assert doc["schema"] == "etl-craft/init-db/1"
-    assert doc["created"] is False and doc["engine_migrations"] == ["0001_initial.sql"]
+    assert doc["created"] is False and doc["engine_migrations"] == ["0001_initial.sql", "0002_alert_deliveries.sql"]
     db = empty_project.open_db()
     with db.read() as conn:
         actions = conn.execute(sa.select(t.aud_actions)).all()
@@ -99,7 +99,7 @@ def test_doctor_passes_on_a_current_engine_db(project) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == f"[OK  ] Configuration: loaded {project.config_path}"
     assert lines[1].startswith("[OK  ] Engine DB connection: ")
-    assert lines[2] == "[OK  ] Engine DB tables and migrations: 1 ENGINE migration(s) applied"
+    assert lines[2] == "[OK  ] Engine DB tables and migrations: 2 ENGINE migration(s) applied"
     assert lines[-1].endswith("0 failed")
 
 

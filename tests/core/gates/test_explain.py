@@ -113,12 +113,17 @@ def test_waiting_on_a_gate_and_json_is_the_service_document(harness: Harness) ->
     waiting = harness.start("run", "--pipeline_code", "p")
     wait = harness.wait_until(lambda: harness.rows(t.aud_gate_waits), 60, "the gate wait")[0]
     lines = explain(harness, "a")
-    as_json = harness.cli("explain", "--pipeline_code", "p", "--task_code", "a", "--format", "json").json()
-    ctx = open_context(str(harness.project.config_path))
-    try:
-        service = plain(document("explain", explain_task(ctx, "p", "a", RunSelector())))
-    finally:
-        ctx.close()
+    # The waiting run looks again every few seconds; compare two reads that saw the same stored look.
+    for _ in range(5):
+        before = harness.rows(t.aud_gate_waits)
+        as_json = harness.cli("explain", "--pipeline_code", "p", "--task_code", "a", "--format", "json").json()
+        ctx = open_context(str(harness.project.config_path))
+        try:
+            service = plain(document("explain", explain_task(ctx, "p", "a", RunSelector())))
+        finally:
+            ctx.close()
+        if harness.rows(t.aud_gate_waits) == before:
+            break
     for process in (waiting, upstream):
         process.signal(signal.SIGTERM)
         process.wait(60)

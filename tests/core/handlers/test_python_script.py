@@ -15,10 +15,10 @@ import pytest
 from etl_craft.config.loader import load_config
 from etl_craft.core.enums import Handler, OffsetType, TriggerKind
 from etl_craft.core.errors import EtlCraftError, ExitCode, HandlerError
+from etl_craft.core.redaction import URL_LOGGERS
 from etl_craft.engine.database import EngineDb, open_engine_db
 from etl_craft.execution.task_context import Counts, HandlerResult, StoredOffset, TaskContext
 from etl_craft.handlers import python_script
-from etl_craft.handlers.python_script import URL_LOGGERS
 from etl_craft.scripting import ScriptContractError
 
 pytestmark = pytest.mark.unit

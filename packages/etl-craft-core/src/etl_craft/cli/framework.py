@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
 
 @dataclass(frozen=True)
 class Command:
@@ -15,3 +17,31 @@ class Command:
     help: str
     run: Callable[[argparse.Namespace], int]
     configure: Callable[[argparse.ArgumentParser], None] | None = None
+
+
+def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """The options every command accepts, before or after its name.
+
+    The main parser gets real defaults; each command (and subcommand) parser gets SUPPRESS, so an
+    option given after the command name overrides without a default clobbering one given before.
+    """
+
+    def default(value: object) -> object:
+        return argparse.SUPPRESS if suppress else value
+
+    group = parser.add_argument_group("global options")
+    group.add_argument("--config", metavar="PATH", default=default(None), help="craft-connector.yml to use")
+    group.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        default=default("INFO"),
+        help="log records at this level and above go to stderr (default INFO)",
+    )
+    group.add_argument("--log-format", choices=("text", "json"), default=default("text"))
+    group.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default=default("text"),
+        help="text for people, or one JSON document on stdout",
+    )

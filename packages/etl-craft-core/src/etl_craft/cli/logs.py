@@ -7,9 +7,7 @@ import logging
 import sys
 
 from etl_craft.core.clock import utc_now
-
-# Libraries that log URLs (with keys in their query strings) stay quiet unless debugging.
-URL_LOGGERS = ("urllib3", "httpx", "httpcore", "requests", "botocore", "boto3", "s3transfer")
+from etl_craft.core.redaction import quiet_url_loggers
 
 
 class _JsonFormatter(logging.Formatter):
@@ -40,5 +38,4 @@ def configure_logging(level: str, fmt: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(numeric)
-    for name in URL_LOGGERS:
-        logging.getLogger(name).setLevel(logging.DEBUG if numeric <= logging.DEBUG else logging.WARNING)
+    quiet_url_loggers(numeric)  # libraries that log URLs (keys in query strings) stay quiet unless debugging

@@ -10,11 +10,10 @@ from importlib import metadata
 
 from etl_craft import __version__
 from etl_craft.cli.commands import CORE_COMMANDS
-from etl_craft.cli.framework import Command
+from etl_craft.cli.framework import Command, add_global_options
 from etl_craft.core.errors import EtlCraftError, ExitCode, UsageError
 
 ENTRY_POINT_GROUP = "etl_craft.commands"
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 log = logging.getLogger("etl_craft.cli")
 
 
@@ -29,41 +28,17 @@ def contributed_commands() -> list[Command]:
     return found
 
 
-def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
-    # The same options on the main parser (real defaults) and on every command (SUPPRESS), so they
-    # are accepted before or after the command name.
-    def default(value: object) -> object:
-        return argparse.SUPPRESS if suppress else value
-
-    group = parser.add_argument_group("global options")
-    group.add_argument("--config", metavar="PATH", default=default(None), help="craft-connector.yml to use")
-    group.add_argument(
-        "--log-level",
-        type=str.upper,
-        choices=LOG_LEVELS,
-        default=default("INFO"),
-        help="log records at this level and above go to stderr (default INFO)",
-    )
-    group.add_argument("--log-format", choices=("text", "json"), default=default("text"))
-    group.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default=default("text"),
-        help="text for people, or one JSON document on stdout",
-    )
-
-
 def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="etl-craft",
         description="A metadata-driven ETL orchestrator: pipelines, tasks and dependencies live in the Engine DB.",
     )
     parser.add_argument("--version", action="version", version=f"etl-craft {__version__}")
-    _add_global_options(parser, suppress=False)
+    add_global_options(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in commands:
         child = sub.add_parser(command.name, help=command.help, description=command.help)
-        _add_global_options(child, suppress=True)
+        add_global_options(child, suppress=True)
         if command.configure:
             command.configure(child)
         child.set_defaults(handler=command.run)

@@ -26,6 +26,7 @@ class BlockSpec:
     name: str
     keys: tuple[str, ...]  # in documentation order; `Profile` only at section level
     nested: Mapping[str, BlockSpec] = field(default_factory=dict)  # mapping-valued keys (Email)
+    items: Mapping[str, BlockSpec] = field(default_factory=dict)  # keys holding a list of mappings (Webhooks)
     hints: Mapping[str, str] = field(default_factory=dict)  # names users may try, and why they fail
 
 
@@ -87,6 +88,11 @@ def check_keys(ctx: Context, spec: BlockSpec, block: Mapping[str, object], path:
         value = block.get(key)
         if isinstance(value, dict):
             check_keys(ctx, inner, value, (*path, key), in_profile=False)
+    for key, inner in spec.items.items():
+        value = block.get(key)
+        for position, item in enumerate(value if isinstance(value, list) else ()):
+            if isinstance(item, dict):
+                check_keys(ctx, inner, item, (*path, key, str(position)), in_profile=False)
 
 
 def open_section(

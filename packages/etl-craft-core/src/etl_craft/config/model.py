@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from etl_craft.core.enums import AlertEvent
+
 if TYPE_CHECKING:
     from etl_craft.config.secrets import SecretSource
 
@@ -38,6 +40,30 @@ class EmailSettings:
     sendmail_path: Path | None = None
 
 
+ALERT_EVENTS = tuple(event.value for event in AlertEvent)
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """One alert channel: a JSON document POSTed to a URL held in a variable (URLs carry tokens)."""
+
+    name: str
+    url_var: str  # the variable holding the URL
+    secret_var: str | None = None  # the variable holding the HMAC-SHA256 key
+    format: str = "generic"  # "generic" | "slack"
+    events: tuple[str, ...] = ALERT_EVENTS
+    pipelines: tuple[str, ...] = ()  # pipeline codes; empty: every pipeline
+
+    def wants(self, event: str, pipeline_code: str) -> bool:
+        return event in self.events and (not self.pipelines or pipeline_code in self.pipelines)
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    webhooks: tuple[Webhook, ...] = ()
+    gate_wait_alert_minutes: int = 30
+
+
 @dataclass(frozen=True)
 class OrchestrationSettings:
     profile: str | None = None
@@ -62,6 +88,7 @@ class OrchestrationSettings:
     email_recipients: tuple[str, ...] = ()
     allow_schedule: bool = True
     email: EmailSettings | None = None
+    alerts: AlertSettings = field(default_factory=AlertSettings)
 
 
 @dataclass(frozen=True)
@@ -133,6 +160,10 @@ class ConnectorConfig:
         """The value of a secret variable named in the config (checked when the file loaded)."""
         assert self.secrets is not None, "a ConnectorConfig built by load_config carries its secret source"
         return self.secrets.value(variable)
+
+    def resolved_secrets(self) -> frozenset[str]:
+        """Every secret value resolved so far (all the config's secrets once it is loaded), for masking logs."""
+        return self.secrets.resolved_values() if self.secrets is not None else frozenset()
 
     @property
     def sql_files_dir(self) -> Path:

@@ -1,4 +1,4 @@
-"""The Secrets, Orchestration (with its Email relay), Cloning and Docs_site sections."""
+"""The Secrets, Orchestration (with its Email relay and alert channels), Cloning and Docs_site sections."""
 
 from __future__ import annotations
 
@@ -6,17 +6,21 @@ import ipaddress
 import re
 import zoneinfo
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from etl_craft.config.layout import BlockSpec, open_section
 from etl_craft.config.model import (
+    ALERT_EVENTS,
+    AlertSettings,
     CloningSettings,
     DocsSiteSettings,
     EmailSettings,
     OrchestrationSettings,
     SecretsSettings,
+    Webhook,
 )
 from etl_craft.config.values import Context, Reader, Setting, show
-from etl_craft.core.text import close_matches
+from etl_craft.core.text import close_matches, did_you_mean, is_valid_code
 
 INT32_MAX = 2_147_483_647  # timers and counts are stored in 32-bit Engine DB columns
 MAX_PARALLEL_TASKS = 1024
@@ -30,6 +34,9 @@ EMAIL_SPEC = BlockSpec(
     ("transport", "from_address", "from_name", *SMTP_KEYS, "sendmail_path"),
     hints={"use_tls": "use_tls was replaced by tls_mode: write tls_mode: starttls (or ssl, or none)"},
 )
+WEBHOOK_SPEC = BlockSpec("Webhooks", ("name", "url", "secret", "format", "events", "pipelines"))
+ALERTS_SPEC = BlockSpec("Alerts", ("Webhooks", "Gate_wait_alert_minutes"), items={"Webhooks": WEBHOOK_SPEC})
+_CHANNEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 ORCHESTRATION_SPEC = BlockSpec(
     "Orchestration",
     (
@@ -55,8 +62,9 @@ ORCHESTRATION_SPEC = BlockSpec(
         "Email_recipients",
         "Allow_schedule",
         "Email",
+        "Alerts",
     ),
-    nested={"Email": EMAIL_SPEC},
+    nested={"Email": EMAIL_SPEC, "Alerts": ALERTS_SPEC},
 )
 # Email auth_mode -> the credential keys it needs (all required).
 EMAIL_AUTH_FIELDS = {
@@ -193,6 +201,86 @@ def parse_email(parent: Reader) -> EmailSettings | None:
     )
 
 
+def _mapping_reader(parent: Reader, setting: Setting, expected: str) -> Reader:
+    if not isinstance(setting.value, dict):
+        raise parent.ctx.error(setting.path, found=f"a {type(setting.value).__name__}", expected=expected)
+    items = {key: Setting(value, (*setting.path, key)) for key, value in setting.value.items()}
+    return Reader(parent.ctx, setting.path, items, parent.selected_profile)
+
+
+def _webhook(reader: Reader) -> Webhook:
+    name = reader.required_text("name", "a name for the channel, e.g. ops-team")
+    if not _CHANNEL_NAME.fullmatch(name):
+        raise reader.error("name", found=show(name), expected="letters, digits, _, . and - (at most 64)")
+    url_var = reader.secret_var("url")
+    if url_var is None:
+        raise reader.missing("url", expected="the name of a variable holding the webhook's URL")
+    parts = urlsplit(reader.ctx.source.value(url_var))
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise reader.error(
+            "url",
+            f"variable {url_var} does not hold a URL",
+            found="a value that is not an http:// or https:// URL (not shown, as it may hold a token)",
+            expected="https://host/path",
+            remedy=f"set {url_var} to the webhook's full URL",
+        )
+    events = reader.texts("events")
+    if reader.has("events") and not events:
+        raise reader.error("events", found="an empty list", expected="one or more of " + ", ".join(ALERT_EVENTS))
+    for event in events:
+        if event not in ALERT_EVENTS:
+            raise reader.error(
+                "events",
+                found=show(event),
+                expected="events among " + ", ".join(ALERT_EVENTS),
+                remedy="correct the event's name" + did_you_mean(event, ALERT_EVENTS),
+            )
+    pipelines = reader.texts("pipelines")
+    for code in pipelines:
+        if not is_valid_code(code):
+            raise reader.error("pipelines", found=show(code), expected="pipeline codes such as SALES_DAILY")
+    return Webhook(
+        name=name,
+        url_var=url_var,
+        secret_var=reader.secret_var("secret"),
+        format=reader.choice("format", ("generic", "slack"), "generic") or "generic",
+        events=tuple(dict.fromkeys(events)) or ALERT_EVENTS,
+        pipelines=tuple(dict.fromkeys(pipelines)),
+    )
+
+
+def parse_alerts(parent: Reader) -> AlertSettings:
+    """Orchestration.Alerts: webhook channels and the gate-wait threshold (S7.D)."""
+    setting = parent.get("Alerts")
+    if setting is None:
+        return AlertSettings()
+    reader = _mapping_reader(parent, setting, "a mapping with Webhooks and Gate_wait_alert_minutes")
+    minutes = reader.whole("Gate_wait_alert_minutes", 30, 0, INT32_MAX)
+    listed = reader.get("Webhooks")
+    if listed is None:
+        return AlertSettings(gate_wait_alert_minutes=minutes)
+    if not isinstance(listed.value, list):
+        raise reader.error(
+            "Webhooks",
+            found=f"a {type(listed.value).__name__}",
+            expected="a list of webhooks, each a mapping with name and url",
+            remedy="write each webhook as a list item starting with '- name: ...'",
+        )
+    webhooks: list[Webhook] = []
+    for position, item in enumerate(listed.value):
+        where = Setting(item, (*listed.path, str(position)))
+        hook = _webhook(_mapping_reader(reader, where, "a mapping with name, url, secret, format, events, pipelines"))
+        if any(h.name == hook.name for h in webhooks):
+            raise reader.ctx.error(
+                (*where.path, "name"),
+                f"webhook {hook.name!r} is defined twice",
+                expected="one name per webhook",
+                remedy="rename one of them",
+            )
+        webhooks.append(hook)
+    return AlertSettings(tuple(webhooks), minutes)
+
+
 def parse_orchestration(ctx: Context, body: object, default_profile: str | None) -> OrchestrationSettings:
     reader = open_section(ctx, ORCHESTRATION_SPEC, body, default_profile)
     mode = reader.choice("Mode", ("local", "remote"), "local") or "local"
@@ -229,6 +317,7 @@ def parse_orchestration(ctx: Context, body: object, default_profile: str | None)
         email_recipients=recipients,
         allow_schedule=reader.boolean("Allow_schedule", True),
         email=parse_email(reader),
+        alerts=parse_alerts(reader),
     )
 
 

@@ -128,3 +128,12 @@ class GateResult(StrEnum):
 class MigrationSource(StrEnum):
     ENGINE = "ENGINE"
     PROJECT = "PROJECT"
+
+
+class AlertEvent(StrEnum):
+    """What an alert channel is told about (Orchestration.Alerts, AUD_ALERT_DELIVERIES.EVENT)."""
+
+    RUN_FAILED = "run_failed"
+    SLA_BREACHED = "sla_breached"
+    ATTEMPT_LOST = "attempt_lost"
+    GATE_WAITING = "gate_waiting"

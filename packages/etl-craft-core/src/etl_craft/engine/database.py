@@ -71,8 +71,12 @@ class EngineDb:
 
     @contextmanager
     def read(self) -> Iterator[sa.Connection]:
-        with self.engine.connect() as conn, conn.begin():
-            yield conn
+        with self.engine.connect() as raw:
+            # Only writes consult the acting identity (the audit triggers), so a read transaction
+            # skips the round trip that sets it on PostgreSQL: reads are most of the overseer's work.
+            conn = raw.execution_options(etl_craft_reads_only=True)
+            with conn.begin():
+                yield conn
 
     @contextmanager
     def snapshot(self) -> Iterator[sa.Connection]:
@@ -94,11 +98,11 @@ class EngineDb:
         return {"dialect": self.dialect, "url": self.display_url, "schema": self.schema}
 
 
-def open_engine_db(config: ConnectorConfig, *, pooled: bool = True) -> EngineDb:
+def open_engine_db(config: ConnectorConfig, *, pooled: bool = True, check: bool = True) -> EngineDb:
     """Connect to the configured Engine DB, checking what must hold before any command uses it.
 
-    `pooled=False` gives a NullPool engine: task processes open one connection and close it, so a
-    forked process never inherits a pooled socket.
+    `pooled=False` gives a NullPool engine (one connection per transaction). `check=False` skips the
+    PostgreSQL reachability and schema check, for a task process whose supervisor made it already.
     """
     profile = config.engine
     url = profile.jdbc_url
@@ -109,7 +113,7 @@ def open_engine_db(config: ConnectorConfig, *, pooled: bool = True) -> EngineDb:
     elif url.startswith("jdbc:postgresql:"):
         from etl_craft.engine import postgres
 
-        db = postgres.open_postgres(config, profile, pooled=pooled)
+        db = postgres.open_postgres(config, profile, pooled=pooled, check=check)
     else:
         raise ConfigurationError(
             f"craft-connector.yml: {profile.where}.jdbc_url",

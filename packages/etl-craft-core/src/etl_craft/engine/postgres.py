@@ -24,6 +24,8 @@ CONNECT_TIMEOUT_SECONDS = 10
 
 
 def _on_begin(conn: sa.Connection) -> None:
+    if conn.get_execution_options().get("etl_craft_reads_only"):
+        return
     actor, kind, migration, purpose = current_marker()
     conn.exec_driver_sql(
         "SELECT set_config('etl_craft.actor', %s, true), set_config('etl_craft.actor_kind', %s, true),"
@@ -98,7 +100,7 @@ def _check_reachable_and_schema(engine: sa.Engine, profile: ConnectionProfile, d
         )
 
 
-def open_postgres(config: ConnectorConfig, profile: ConnectionProfile, *, pooled: bool) -> EngineDb:
+def open_postgres(config: ConnectorConfig, profile: ConnectionProfile, *, pooled: bool, check: bool = True) -> EngineDb:
     if not profile.schema:
         raise ConfigurationError(
             f"craft-connector.yml: {profile.where}.schema",
@@ -114,5 +116,6 @@ def open_postgres(config: ConnectorConfig, profile: ConnectionProfile, *, pooled
         pool_pre_ping=pooled,
     )
     event.listen(engine, "begin", _on_begin)
-    _check_reachable_and_schema(engine, profile, display)
+    if check:
+        _check_reachable_and_schema(engine, profile, display)
     return EngineDb(engine=engine, dialect="postgresql", profile=profile, display_url=display, schema=profile.schema)

@@ -14,6 +14,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
+from etl_craft.core.enums import AlertEvent
+
 ACTOR_KINDS = ("HUMAN", "SCHEDULE", "ORCHESTRATOR", "WORKER", "SYSTEM")
 YES_NO = ("Y", "N")
 DEPENDENCY_TYPES = ("SUCCESS", "FAILURE", "ALWAYS", "HAS_DATA")
@@ -727,6 +729,26 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         unique=(Unique("ux_api_tokens_sha256", ("TOKEN_SHA256",)),),
         remedy="manage API tokens with etl-craft token",
     ),
+    TableSpec(
+        "AUD_ALERT_DELIVERIES",
+        (
+            _id("ALERT_DELIVERY_ID"),
+            _ref("PIPELINE_RUN_ID", "AUD_PIPELINES_RUN_LOG"),
+            _ref("ATTEMPT_ID", "AUD_TASK_ATTEMPTS", nullable=True),
+            Col("CHANNEL", "VARCHAR", nullable=False),
+            Col("EVENT", "VARCHAR", nullable=False, allowed=tuple(e.value for e in AlertEvent)),
+            Col("STATUS", "VARCHAR", nullable=False, allowed=("DELIVERED", "FAILED")),
+            Col("TRIES", "INT", nullable=False),
+            Col("HTTP_STATUS", "INT"),
+            Col("ERROR_MESSAGE", "VARCHAR"),
+            Col("DELIVERED_AT", "TIMESTAMPTZ", nullable=False, default=NOW),
+        ),
+        ("ALERT_DELIVERY_ID",),
+        checks=(Check("ck_alert_delivery_tries", "TRIES >= 1", "TRIES >= 1"),),
+        indexes=(Index("ix_alert_deliveries_run", ("PIPELINE_RUN_ID", "EVENT")),),
+        guard=GUARD_APPEND_ONLY,
+        remedy="alert deliveries are recorded by etl-craft itself",
+    ),
 )
 
 SPECS_BY_NAME = {spec.name: spec for spec in TABLE_SPECS}
@@ -841,3 +863,4 @@ aud_target_hash_version = T["aud_target_hash_version"]
 aud_overseers = T["aud_overseers"]
 aud_gate_waits = T["aud_gate_waits"]
 cfg_api_tokens = T["cfg_api_tokens"]
+aud_alert_deliveries = T["aud_alert_deliveries"]

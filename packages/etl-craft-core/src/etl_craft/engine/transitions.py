@@ -9,6 +9,7 @@ consumption, an intervention) commit together.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime
 
 import sqlalchemy as sa
@@ -26,14 +27,26 @@ from etl_craft.engine.tables import aud_task_attempts as attempts
 from etl_craft.engine.tables import aud_task_offset_tracker as offsets
 from etl_craft.engine.tables import aud_task_run_log as task_runs
 from etl_craft.engine.tables import cfg_task_dependency as task_deps
+from etl_craft.engine.tables import cfg_tasks as tasks
 
 LIVE = ("QUEUED", "CLAIMED", "RUNNING")
 OWNED = ("CLAIMED", "RUNNING")
 TERMINAL_RUN = ("SUCCESS", "FAILED", "SKIPPED", "CANCELLED")
 NON_TERMINAL_RUN = ("QUEUED", "IN-PROGRESS")
+EVENTS_CHANNEL = "etl_craft_events"
 
 
 # --- helpers -------------------------------------------------------------------------------------
+
+
+def announce(conn: sa.Connection, payload: str) -> None:
+    """Wake a PostgreSQL overseer (`run:<id>` or `pipeline:<id>`) once this transaction commits.
+
+    NOTIFY is delivered only at commit, so a rolled-back change wakes nobody; SQLite overseers look
+    every second instead.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.select(sa.func.pg_notify(EVENTS_CHANNEL, payload)))
 
 
 def _found_run(conn: sa.Connection, run_id: int) -> str:
@@ -71,9 +84,11 @@ def _stale(subject: str, expected: str, found: str) -> StaleTransitionError:
     )
 
 
-def _check(result: sa.CursorResult, subject: str, expected: str, found: str | None = None) -> None:
+def _check(result: sa.CursorResult, subject: str, expected: str, found: str | Callable[[], str] | None = None) -> None:
+    """Refuse an update that matched no row. `found` may be a function: the extra SELECT that says what
+    was found instead runs only on refusal, never on the hot path of a transition that succeeded."""
     if result.rowcount != 1:
-        raise _stale(subject, expected, found or "a different state")
+        raise _stale(subject, expected, (found() if callable(found) else found) or "a different state")
 
 
 def record_intervention(
@@ -108,6 +123,7 @@ def record_intervention(
             requested_at=now,
         )
     )
+    announce(conn, f"run:{run_id}")  # every operator change reaches the overseer at once
 
 
 def _no_live_attempt_of_run(run_id: object) -> sa.ColumnElement[bool]:
@@ -155,7 +171,9 @@ def create_run(
         values.update(end_date=now, ended_by=actor.name, ended_by_kind=actor.kind.value)
     try:
         with conn.begin_nested():
-            return int(conn.execute(runs.insert().values(**values).returning(runs.c.pipeline_run_id)).scalar_one())
+            run_id = int(conn.execute(runs.insert().values(**values).returning(runs.c.pipeline_run_id)).scalar_one())
+        announce(conn, f"run:{run_id}")
+        return run_id
     except sa.exc.IntegrityError:
         pass
     clash = conn.execute(
@@ -179,23 +197,70 @@ def create_run(
     )
 
 
+def record_skipped_tick(
+    conn: sa.Connection,
+    *,
+    pipeline_id: int,
+    run_key: str,
+    run_date: date,
+    reason: str,
+    actor: Actor,
+    now: datetime,
+) -> int:
+    """A scheduled tick that will not run: a SKIPPED run whose every active task is SKIPPED with the
+    reason (one INSERT ... SELECT), so status, history and explain say why."""
+    run_id = create_run(
+        conn,
+        pipeline_id=pipeline_id,
+        status=RunStatus.SKIPPED,
+        trigger_kind=TriggerKind.SCHEDULE,
+        actor=actor,
+        now=now,
+        run_key=run_key,
+        run_date=run_date,
+    )
+    conn.execute(
+        task_runs.insert().from_select(
+            ["task_id", "pipeline_run_id", "status", "start_date", "end_date", "attempt_count", "error_message"],
+            sa.select(
+                tasks.c.task_id,
+                sa.literal(run_id, type_=task_runs.c.pipeline_run_id.type),
+                sa.literal("SKIPPED", type_=task_runs.c.status.type),
+                sa.literal(now, type_=task_runs.c.start_date.type),
+                sa.literal(now, type_=task_runs.c.end_date.type),
+                sa.literal(0, type_=task_runs.c.attempt_count.type),
+                sa.literal(reason, type_=task_runs.c.error_message.type),
+            ).where(tasks.c.pipeline_id == pipeline_id, tasks.c.active_flag == "Y"),
+        )
+    )
+    return run_id
+
+
 def _free_for(owner_id: str, now: datetime) -> sa.ColumnElement[bool]:
     """A run nobody holds, held by this owner already, or whose holder's lease ran out."""
     return sa.or_(runs.c.owner_id.is_(None), runs.c.owner_id == owner_id, runs.c.lease_expires_at < now)
 
 
 def start_run(conn: sa.Connection, run_id: int, *, owner_id: str, lease_until: datetime, now: datetime) -> None:
-    """Admit a QUEUED run, or take ownership of an IN-PROGRESS run nobody holds (or whose lease ended)."""
-    result = conn.execute(
-        runs.update()
-        .where(
-            runs.c.pipeline_run_id == run_id,
-            runs.c.status.in_(NON_TERMINAL_RUN),
-            _free_for(owner_id, now),
-        )
-        .values(status="IN-PROGRESS", owner_id=owner_id, lease_expires_at=lease_until)
-    )
-    _check(result, f"run {run_id}", "QUEUED or IN-PROGRESS, with no live owner", _found_run(conn, run_id))
+    """Admit a QUEUED run, or take ownership of an IN-PROGRESS run nobody holds (or whose lease ended).
+
+    The unique index on IN-PROGRESS runs refuses a second one of the pipeline (two admitters racing).
+    """
+    expected = "QUEUED or IN-PROGRESS, with no live owner, and no other IN-PROGRESS run of its pipeline"
+    try:
+        with conn.begin_nested():
+            result = conn.execute(
+                runs.update()
+                .where(
+                    runs.c.pipeline_run_id == run_id,
+                    runs.c.status.in_(NON_TERMINAL_RUN),
+                    _free_for(owner_id, now),
+                )
+                .values(status="IN-PROGRESS", owner_id=owner_id, lease_expires_at=lease_until)
+            )
+    except sa.exc.IntegrityError:
+        raise _stale(f"run {run_id}", expected, "another run of its pipeline is IN-PROGRESS") from None
+    _check(result, f"run {run_id}", expected, lambda: _found_run(conn, run_id))
 
 
 def hold_run(conn: sa.Connection, run_id: int, *, owner_id: str, lease_until: datetime, now: datetime) -> None:
@@ -205,7 +270,7 @@ def hold_run(conn: sa.Connection, run_id: int, *, owner_id: str, lease_until: da
         .where(runs.c.pipeline_run_id == run_id, runs.c.status == "QUEUED", _free_for(owner_id, now))
         .values(owner_id=owner_id, lease_expires_at=lease_until)
     )
-    _check(result, f"run {run_id}", "QUEUED with no live owner", _found_run(conn, run_id))
+    _check(result, f"run {run_id}", "QUEUED with no live owner", lambda: _found_run(conn, run_id))
 
 
 def release_run(conn: sa.Connection, run_id: int, *, owner_id: str) -> None:
@@ -215,7 +280,8 @@ def release_run(conn: sa.Connection, run_id: int, *, owner_id: str) -> None:
         .where(runs.c.pipeline_run_id == run_id, runs.c.owner_id == owner_id)
         .values(owner_id=None, lease_expires_at=None)
     )
-    _check(result, f"run {run_id}", f"owned by {owner_id}", _found_run(conn, run_id))
+    _check(result, f"run {run_id}", f"owned by {owner_id}", lambda: _found_run(conn, run_id))
+    announce(conn, f"run:{run_id}")
 
 
 def finish_run(
@@ -264,8 +330,9 @@ def finish_run(
         result,
         f"run {run_id}",
         f"{from_status.value}{owner} and no claimed or running attempt",
-        _found_run(conn, run_id),
+        lambda: _found_run(conn, run_id),
     )
+    announce(conn, f"run:{run_id}")
 
 
 def record_sla(conn: sa.Connection, run_id: int, *, sla_status: str) -> bool:
@@ -307,7 +374,7 @@ def reopen_run(
         result,
         f"run {run_id}",
         "an ended run, and no other unfinished run of its pipeline",
-        _found_run(conn, run_id) + "; or another run of the pipeline is unfinished",
+        lambda: _found_run(conn, run_id) + "; or another run of the pipeline is unfinished",
     )
     record_intervention(
         conn,
@@ -354,7 +421,10 @@ def mark_run(
         )
     )
     _check(
-        result, f"run {run_id}", "ended or IN-PROGRESS, with no claimed or running attempt", _found_run(conn, run_id)
+        result,
+        f"run {run_id}",
+        "ended or IN-PROGRESS, with no claimed or running attempt",
+        lambda: _found_run(conn, run_id),
     )
     # A retry still waiting for its time would outlive the ended run: it ends with the mark.
     why = f"the run was marked {status.value} by {actor.name}"
@@ -406,7 +476,7 @@ def cancel_run(conn: sa.Connection, run_id: int, *, actor: Actor, reason: str, n
             lease_expires_at=None,
         )
     )
-    _check(result, f"run {run_id}", "QUEUED or IN-PROGRESS", _found_run(conn, run_id))
+    _check(result, f"run {run_id}", "QUEUED or IN-PROGRESS", lambda: _found_run(conn, run_id))
     of_run = sa.select(task_runs.c.task_run_id).where(task_runs.c.pipeline_run_id == run_id)
     cancelled = (
         conn.execute(
@@ -447,8 +517,25 @@ def renew_lease(
             .values(lease_expires_at=lease_until)
         )
         _check(
-            result, f"lease of run {run_id}", f"QUEUED or IN-PROGRESS, owned by {owner_id}", _found_run(conn, run_id)
+            result,
+            f"lease of run {run_id}",
+            f"QUEUED or IN-PROGRESS, owned by {owner_id}",
+            lambda: _found_run(conn, run_id),
         )
+    return _renew_attempts(conn, owner_id, lease_until, now)
+
+
+def renew_all_leases(conn: sa.Connection, *, owner_id: str, lease_until: datetime, now: datetime) -> None:
+    """An overseer's heartbeat: every unfinished run it holds and every attempt it owns, one statement each."""
+    conn.execute(
+        runs.update()
+        .where(runs.c.owner_id == owner_id, runs.c.status.in_(NON_TERMINAL_RUN))
+        .values(lease_expires_at=lease_until)
+    )
+    _renew_attempts(conn, owner_id, lease_until, now)
+
+
+def _renew_attempts(conn: sa.Connection, owner_id: str, lease_until: datetime, now: datetime) -> int:
     renewed = conn.execute(
         attempts.update()
         .where(attempts.c.owner_id == owner_id, attempts.c.status.in_(OWNED))
@@ -574,7 +661,7 @@ def claim_attempt(
             host=host,
         )
     )
-    _check(result, f"attempt {attempt_id}", "QUEUED and due", _found_attempt(conn, attempt_id))
+    _check(result, f"attempt {attempt_id}", "QUEUED and due", lambda: _found_attempt(conn, attempt_id))
 
 
 def start_attempt(
@@ -592,7 +679,7 @@ def start_attempt(
         .where(attempts.c.attempt_id == attempt_id, attempts.c.status == "CLAIMED", attempts.c.owner_id == owner_id)
         .values(status="RUNNING", started_at=now, pid=pid, process_start=process_start, log_path=log_path)
     )
-    _check(result, f"attempt {attempt_id}", f"CLAIMED by {owner_id}", _found_attempt(conn, attempt_id))
+    _check(result, f"attempt {attempt_id}", f"CLAIMED by {owner_id}", lambda: _found_attempt(conn, attempt_id))
 
 
 def _end_attempt(
@@ -628,6 +715,9 @@ def _end_attempt(
     ).one_or_none()
     if row is None:
         raise _stale(f"attempt {attempt_id}", expected, _found_attempt(conn, attempt_id))
+    if conn.dialect.name == "postgresql":
+        run_of = sa.select(task_runs.c.pipeline_run_id).where(task_runs.c.task_run_id == row.task_run_id)
+        announce(conn, f"run:{conn.execute(run_of).scalar_one()}")
     summary = AttemptStatus(status).summary.value
     conn.execute(
         task_runs.update()

@@ -36,6 +36,7 @@ class Admitted:
     run_id: int
     status: str  # IN-PROGRESS when admitted, SKIPPED when a gate refused, QUEUED when left waiting
     reason: str = ""
+    next_check_at: datetime | None = None  # QUEUED: when a gate looks again
 
 
 def pipeline_edges(conn: sa.Connection, pipeline: PipelineRow) -> list[GateEdge]:
@@ -63,6 +64,11 @@ def _decision(verdict: Verdict, result: str, reason: str | None = None) -> Decis
         verdict.task_run_id if satisfied else None,
         verdict.revision if satisfied else None,
     )
+
+
+def admit_lock(pipeline_id: int) -> str:
+    """The lock under which a pipeline's runs are created, held and admitted, one caller at a time."""
+    return f"admit:{pipeline_id}"
 
 
 def decisions_for(
@@ -94,41 +100,53 @@ class PipelineAdmission:
         actor: Actor,
         progress: Callable[[str], None],
         sleep: Callable[[float], bool],
+        on_wait: Callable[[datetime, str], None] | None = None,
     ) -> None:
-        """`sleep(seconds)` waits and returns False when the caller must stop (a signal arrived)."""
+        """`sleep(seconds)` waits and returns False when the caller must stop (a signal arrived);
+        `on_wait(first look, what it waits for)` is told after each look that keeps waiting (alerts)."""
         self.db, self.orchestration, self.pipeline = db, orchestration, pipeline
         self.owner_id, self.actor, self.progress, self.sleep = owner_id, actor, progress, sleep
+        self.on_wait = on_wait
 
     def admit(self, run_id: int, bypass_reason: str | None = None) -> Admitted:
+        """Judge until the run is admitted or refused, sleeping between looks (the foreground CLI)."""
+        while True:
+            result = self.admit_once(run_id, bypass_reason)
+            if result.status != "QUEUED":
+                return result
+            assert result.next_check_at is not None
+            if not self.sleep(max(0.0, (result.next_check_at - utc_now()).total_seconds())):
+                return Admitted(run_id, "QUEUED", "stopped while waiting for its pipeline dependencies")
+
+    def admit_once(self, run_id: int, bypass_reason: str | None = None) -> Admitted:
+        """One look, never blocking: admitted, refused, or QUEUED with the time of the next look (the
+        overseer calls this every loop without holding a thread or a slot for the wait)."""
         with self.db.read() as conn:
             edges = pipeline_edges(conn, self.pipeline)
         if self.orchestration.dependency_gates == "off" and bypass_reason is None:
             bypass_reason = "Dependency_gates is off"
-        while True:
-            now = utc_now()
-            with self.db.read() as conn:
-                stored = gate_records.load_wait(conn, run_id, None)
-            if stored is not None and stored.next_check_at is not None and stored.next_check_at > now:
-                if not self.sleep((stored.next_check_at - now).total_seconds()):
-                    return Admitted(run_id, "QUEUED", "stopped while waiting for its pipeline dependencies")
-                continue
-            with self.db.read() as conn:
-                verdicts = (
-                    [judge(conn, edge) for edge in edges]
-                    if bypass_reason is None
-                    else [Verdict(edge, Answer.SATISFIED, f"{edge.upstream_code} not judged") for edge in edges]
-                )
-            if strongest(verdicts) is Answer.WAIT and bypass_reason is None:
-                waited = self._wait(run_id, verdicts, stored, now)
-                if waited is None:
-                    continue
-                verdicts = waited
-            return self._decide(run_id, verdicts, bypass_reason, now)
+        now = utc_now()
+        with self.db.read() as conn:
+            stored = gate_records.load_wait(conn, run_id, None)
+        if bypass_reason is None and stored is not None and stored.next_check_at and stored.next_check_at > now:
+            return Admitted(run_id, "QUEUED", "waiting", stored.next_check_at)
+        with self.db.read() as conn:
+            verdicts = (
+                [judge(conn, edge) for edge in edges]
+                if bypass_reason is None
+                else [Verdict(edge, Answer.SATISFIED, f"{edge.upstream_code} not judged") for edge in edges]
+            )
+        if strongest(verdicts) is Answer.WAIT and bypass_reason is None:
+            waited = self._wait(run_id, verdicts, stored, now)
+            if isinstance(waited, datetime):
+                return Admitted(run_id, "QUEUED", "waiting", waited)
+            verdicts = waited
+        return self._decide(run_id, verdicts, bypass_reason, now)
 
     def _wait(
         self, run_id: int, verdicts: list[Verdict], stored: StoredWait | None, now: datetime
-    ) -> list[Verdict] | None:
-        """Store the next look and return None, or, when the budget is spent, the final verdicts."""
+    ) -> list[Verdict] | datetime:
+        """Store the next look and return its time, or, when the budget is spent, the final verdicts."""
         minutes = self.orchestration.gate_wait_minutes
         state = (
             WaitState(stored.first_check_at, stored.looks, stored.wait_until)
@@ -154,7 +172,9 @@ class PipelineAdmission:
             f"{self.pipeline.pipeline_code}: pipeline_run_id={run_id} waits for {names} "
             f"(look {state.looks + 1}, next at {following:%H:%M:%S}Z)"
         )
-        return None
+        if self.on_wait is not None:
+            self.on_wait(state.first_check_at, f"waiting for {names}")
+        return following
 
     def _decide(self, run_id: int, verdicts: list[Verdict], bypass_reason: str | None, now: datetime) -> Admitted:
         decisions, refusing = decisions_for(verdicts, self.orchestration.dependency_gates, bypass_reason)
@@ -197,12 +217,13 @@ def admit_held_run(
     progress: Callable[[str], None],
     *,
     bypass_reason: str | None = None,
+    on_wait: Callable[[datetime, str], None] | None = None,
 ) -> Admitted:
     """Judge the pipeline gates of a QUEUED run this caller holds, renewing its lease meanwhile."""
     heartbeat = Heartbeat(db, owner_id, run_id, signals.wake)
     heartbeat.start()
     try:
-        admission = PipelineAdmission(db, orchestration, pipeline, owner_id, actor, progress, signals.sleep)
+        admission = PipelineAdmission(db, orchestration, pipeline, owner_id, actor, progress, signals.sleep, on_wait)
         return admission.admit(run_id, bypass_reason=bypass_reason)
     finally:
         heartbeat.stop()

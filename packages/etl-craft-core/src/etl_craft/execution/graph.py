@@ -111,29 +111,53 @@ def build_graph(
     upstream_names: Mapping[int, tuple[str, str, bool]],
 ) -> Graph:
     """Check and assemble the graph. `upstream_names` maps task ids to (pipeline code, code, active)."""
+    graph, problems = assemble_graph(pipeline, task_rows, edge_rows, parameters, upstream_names)
+    if problems:
+        raise problems[0]
+    return graph
+
+
+def assemble_graph(
+    pipeline: PipelineRow,
+    task_rows: Iterable[TaskRow],
+    edge_rows: Iterable[EdgeRow],
+    parameters: Mapping[int, Mapping[str, str]],
+    upstream_names: Mapping[int, tuple[str, str, bool]],
+) -> tuple[Graph, list[GraphError]]:
+    """The graph of every edge that passes, and every problem found, in the order build_graph raises them.
+
+    `validate` reports all of them; a run refuses the graph on the first.
+    """
     rows = list(task_rows)
     ids = {r.task_id for r in rows}
     code = pipeline.pipeline_code
+    problems: list[GraphError] = []
     edges: dict[int, list[Edge]] = {r.task_id: [] for r in rows}
     for e in edge_rows:
         task_code = next(r.task_code for r in rows if r.task_id == e.task_id)
         cross = e.depends_on_pipeline_id is not None and e.depends_on_pipeline_id != pipeline.pipeline_id
         up_pipeline, up_code, up_active = upstream_names.get(e.depends_on_task_id, ("?", "?", False))
         if not cross and e.depends_on_task_id == e.task_id:
-            raise SelfDependencyError(
-                f"task {code}.{task_code}",
-                found="a dependency on itself",
-                expected="dependencies on other tasks",
-                remedy="retire the self-dependency row in a project migration",
+            problems.append(
+                SelfDependencyError(
+                    f"task {code}.{task_code}",
+                    found="a dependency on itself",
+                    expected="dependencies on other tasks",
+                    remedy="retire the self-dependency row in a project migration",
+                )
             )
+            continue
         if not cross and (e.depends_on_task_id not in ids or not up_active or up_pipeline != code):
-            raise UnknownTaskError(
-                f"task {code}.{task_code}",
-                found=f"a dependency on {up_pipeline}.{up_code} (task id {e.depends_on_task_id}), "
-                "which is not an active task of this pipeline",
-                expected="dependencies on active tasks of the same pipeline, or DEPENDS_ON_PIPELINE_ID for another",
-                remedy="fix or retire the dependency in a project migration",
+            problems.append(
+                UnknownTaskError(
+                    f"task {code}.{task_code}",
+                    found=f"a dependency on {up_pipeline}.{up_code} (task id {e.depends_on_task_id}), "
+                    "which is not an active task of this pipeline",
+                    expected="dependencies on active tasks of the same pipeline, or DEPENDS_ON_PIPELINE_ID for another",
+                    remedy="fix or retire the dependency in a project migration",
+                )
             )
+            continue
         edges[e.task_id].append(
             Edge(
                 dependency_id=e.task_dependency_id,
@@ -157,22 +181,27 @@ def build_graph(
             parameters=dict(parameters.get(r.task_id, {})),
         )
         if node.run_condition is RunCondition.N and not 1 <= (node.run_condition_count or 0) <= len(node.edges):
-            raise GraphError(
-                f"task {code}.{node.code}",
-                found=f"RUN_CONDITION N with RUN_CONDITION_COUNT {node.run_condition_count} "
-                f"and {len(node.edges)} dependencies",
-                expected="a count between 1 and the number of dependencies",
-                remedy="change RUN_CONDITION_COUNT or the dependencies in a project migration",
+            problems.append(
+                GraphError(
+                    f"task {code}.{node.code}",
+                    found=f"RUN_CONDITION N with RUN_CONDITION_COUNT {node.run_condition_count} "
+                    f"and {len(node.edges)} dependencies",
+                    expected="a count between 1 and the number of dependencies",
+                    remedy="change RUN_CONDITION_COUNT or the dependencies in a project migration",
+                )
             )
         nodes[r.task_id] = node
     graph = Graph(pipeline, nodes)
-    _refuse_cycles(graph)
-    return graph
+    problems.extend(_cycles(graph))
+    return graph, problems
 
 
-def _refuse_cycles(graph: Graph) -> None:
+def _cycles(graph: Graph) -> list[CycleError]:
+    """One error per dependency cycle met by a depth-first walk (every cycle's tasks, once)."""
     state: dict[int, int] = {}  # 1 = on the current path, 2 = done
     path: list[int] = []
+    found: list[CycleError] = []
+    seen: set[frozenset[int]] = set()
 
     def visit(task_id: int) -> None:
         state[task_id] = 1
@@ -180,14 +209,19 @@ def _refuse_cycles(graph: Graph) -> None:
         for edge in graph.local_edges(task_id):
             if state.get(edge.upstream) == 1:
                 cycle = [*path[path.index(edge.upstream) :], edge.upstream]
+                if frozenset(cycle) in seen:
+                    continue
+                seen.add(frozenset(cycle))
                 names = " -> ".join(graph.tasks[t].code for t in reversed(cycle))
-                raise CycleError(
-                    f"pipeline {graph.code}",
-                    found=f"a dependency cycle: {names}",
-                    expected="a graph without cycles",
-                    remedy="retire one of these dependencies in a project migration",
+                found.append(
+                    CycleError(
+                        f"pipeline {graph.code}",
+                        found=f"a dependency cycle: {names}",
+                        expected="a graph without cycles",
+                        remedy="retire one of these dependencies in a project migration",
+                    )
                 )
-            if edge.upstream not in state:
+            elif edge.upstream not in state:
                 visit(edge.upstream)
         path.pop()
         state[task_id] = 2
@@ -195,6 +229,7 @@ def _refuse_cycles(graph: Graph) -> None:
     for task_id in sorted(graph.tasks):
         if task_id not in state:
             visit(task_id)
+    return found
 
 
 def load_graph(conn: sa.Connection, pipeline: PipelineRow) -> Graph:

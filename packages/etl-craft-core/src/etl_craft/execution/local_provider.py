@@ -49,11 +49,16 @@ class RunningChild:
         self.process.join(grace_seconds + 5)
 
 
+_preloaded: set[Handler] = set()
+
+
 class LocalProvider:
     def __init__(self, handlers: Iterable[Handler] = ()) -> None:
         self._context = multiprocessing.get_context("forkserver")
-        modules = [*_BASE_PRELOAD, *(HANDLER_MODULES[h] for h in sorted(set(handlers)))]
-        # Takes effect when the fork server starts (the first child of this process).
+        # The fork server is one per process and takes its preload list when it starts (the first
+        # child): keep the union, so an overseer that announced every handler first keeps them all.
+        _preloaded.update(handlers)
+        modules = [*_BASE_PRELOAD, *(HANDLER_MODULES[h] for h in sorted(_preloaded))]
         self._context.set_forkserver_preload(modules)
 
     def start(self, spec: ChildSpec, task_id: int, now_monotonic: float, timeout_seconds: int | None) -> RunningChild:

@@ -8,6 +8,7 @@ commit together; a run that was cancelled or changed meanwhile is left as it is.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,6 +24,8 @@ from etl_craft.engine import gate_records, runlog, transitions
 from etl_craft.engine.database import EngineDb
 from etl_craft.execution.graph import Graph
 from etl_craft.execution.readiness import Phase, TaskState
+
+log = logging.getLogger("etl_craft.outcome")
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,17 @@ def settle(
         if verdict is None:
             return None
         ended = finalize(conn, graph, run_id, verdict, actor=system_actor(), now=utc_now(), owner_id=owner_id)
+    failed = {t for t, r in task_runs.items() if r.status == "FAILED"}
+    failed_alerts = [n.code for n in graph.tasks.values() if n.is_alert and n.task_id in failed]
+    if ended and failed_alerts and any(not n.is_alert for n in graph.tasks.values()):
+        # Excluded from the run's status (Appendix B), so named here, where the run ends.
+        log.error(
+            "%s: pipeline_run_id=%s %s, alert task(s) that failed: %s (the run's status does not count them)",
+            graph.code,
+            run_id,
+            verdict.status.value,
+            ", ".join(failed_alerts),
+        )
     return verdict if ended else None
 
 

@@ -15,6 +15,8 @@ from etl_craft.core.errors import HandlerError
 from etl_craft.execution.graph import TaskNode
 
 MAX_RETRY_DELAY_SECONDS = 3600
+# Parameters every task may carry, whatever its handler (DOCUMENTATION is prose for the catalog).
+COMMON_PARAMETERS = ("TASK_TIMEOUT_SECONDS", "RETRIES", "RETRY_DELAY_SECONDS", "RETRY_BACKOFF", "DOCUMENTATION")
 
 
 class TaskParameterError(HandlerError):

@@ -17,8 +17,10 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
 class StopSignals:
-    def __init__(self) -> None:
+    def __init__(self, process: str = "etl-craft run") -> None:
+        self.process = process
         self.reason: str | None = None
+        self.received = 0  # a second signal asks an overseer shutting down gracefully to stop at once
         self.wake_fd, self._wake_w = os.pipe()
         os.set_blocking(self.wake_fd, False)
         os.set_blocking(self._wake_w, False)
@@ -28,7 +30,8 @@ class StopSignals:
             os.write(self._wake_w, b"x")
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
-        self.reason = f"stopped: the parent etl-craft run received {signal.Signals(signum).name}"
+        self.reason = f"stopped: the parent {self.process} received {signal.Signals(signum).name}"
+        self.received += 1
         self.wake()
 
     def drain(self) -> None:

@@ -13,38 +13,34 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import signal
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from pathlib import Path
 
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.core.actor import Actor
 from etl_craft.core.clock import utc_now
+from etl_craft.core.enums import AlertEvent, RunStatus
 from etl_craft.core.errors import EtlCraftError, StaleTransitionError
 from etl_craft.core.faults import fault_point
 from etl_craft.engine import gate_records, runlog, transitions
 from etl_craft.engine.database import EngineDb
-from etl_craft.engine.records import AttemptOutcome
 from etl_craft.engine.retry import TRANSIENT
 from etl_craft.engine.runlog import AttemptRow, RunRow, TaskRunRow
+from etl_craft.execution import alerts
+from etl_craft.execution.attempts import AttemptProcesses
 from etl_craft.execution.gates import Answer
 from etl_craft.execution.graph import Graph, TaskNode
-from etl_craft.execution.leases import RENEW_SECONDS, Heartbeat, lease_until
-from etl_craft.execution.local_provider import LocalProvider, RunningChild
+from etl_craft.execution.leases import RENEW_SECONDS, Heartbeat
 from etl_craft.execution.outcome import settle, sla_verdict
-from etl_craft.execution.process import OwnerId, signal_group
+from etl_craft.execution.process import OwnerId
 from etl_craft.execution.readiness import Decision, Phase, TaskState, decide
 from etl_craft.execution.reconcile import reconcile
 from etl_craft.execution.settings import task_settings
 from etl_craft.execution.signals import StopSignals
 from etl_craft.execution.task_gates import TaskGates
-from etl_craft.execution.task_log import log_tail
-from etl_craft.execution.task_process import ChildSpec
 
 log = logging.getLogger("etl_craft.supervisor")
 
@@ -114,13 +110,18 @@ class RunSupervisor:
         signals: StopSignals,
         progress: Callable[[str], None] = lambda _line: None,
         log_level: str = "INFO",
+        fences_lost_attempts: bool = True,
     ) -> None:
+        """`fences_lost_attempts`: reconcile the pipeline's attempts whose owners died every
+        RENEW_SECONDS. A foreground run is its own overseer and does; under `etl-craft server`, the
+        server reconciles every run at once and its supervisors don't repeat it."""
         self.db, self.config, self.graph, self.run_id = db, config, graph, run_id
+        self.fences_lost_attempts = fences_lost_attempts
         self.owner, self.actor, self.scope, self.progress = owner, actor, scope, progress
         self.log_level = log_level
-        self.provider = LocalProvider(t.handler for t in graph.tasks.values())
-        self.children: dict[int, RunningChild] = {}
-        self.stopping: dict[int, tuple[RunningChild, float]] = {}
+        self.processes = AttemptProcesses(
+            db, config, graph, run_id, owner, actor, progress, log_level, force=scope.force, rerun=scope.rerun
+        )
         self.skip_reasons: dict[int, str] = {}
         self._again = set(scope.again)
         self._handled_failures: set[int] = set()
@@ -129,43 +130,54 @@ class RunSupervisor:
         self._started_since_read = 0
         self._first = True
         self.gates = TaskGates(db, config.orchestration)
-        self._gate_next: dict[int, datetime] = {}
-
-    # --- signals and wake-ups ------------------------------------------------------------------
+        self.alerts = alerts.RunAlerts(db, config, graph.code, run_id)  # webhooks (S7.D); returns at once
+        self._wake_at: dict[int, datetime] = {}  # by task id: its gate's next look; by -task id: its retry
 
     def supervise(self) -> Supervised:
-        """Run until the scoped tasks are done, the run ends, or a signal stops it."""
+        """Run in the foreground until the scoped tasks are done, the run ends, or a signal stops it."""
         heartbeat = Heartbeat(self.db, str(self.owner), self.run_id if self.scope.own_run else None, self.signals.wake)
         heartbeat.start()
         try:
-            return self._loop(heartbeat)
+            while True:
+                if self.signals.reason:
+                    return self.stop(self.signals.reason)
+                done = self.step(lease_lost=heartbeat.lost is not None)
+                if done:
+                    return done
+                self._sleep()
         finally:
             heartbeat.stop()
 
-    def _loop(self, heartbeat: Heartbeat) -> Supervised:
-        while True:
-            try:
-                done = self._step(heartbeat)
-            except TRANSIENT as error:
-                # An Engine DB outage: task processes keep running and leases last a minute, so wait
-                # and look again instead of abandoning the run (B27).
-                log.warning("the Engine DB did not answer (%s); supervising again in %s s", error, POLL_SECONDS)
-                self.provider.wait(list(self.children.values()), [self.signals.wake_fd], POLL_SECONDS)
-                continue
-            if done:
-                return done
+    def step(self, *, dispatch: bool = True, lease_lost: bool = False) -> Supervised | None:
+        """One pass, never blocking: collect ended attempts, fence dead owners, read the run, start
+        what is ready (unless `dispatch` is False, as while an overseer shuts down). Returns how the
+        supervision ended, or None to be called again."""
+        try:
+            return self._step(dispatch, lease_lost)
+        except TRANSIENT as error:
+            # An Engine DB outage: task processes keep running and leases last a minute, so look
+            # again later instead of abandoning the run (B27).
+            log.warning("the Engine DB did not answer (%s); supervising again in %s s", error, POLL_SECONDS)
+            return None
 
-    def _step(self, heartbeat: Heartbeat) -> Supervised | None:
-        """One pass: collect ended attempts, fence dead owners, read the run, start what is ready."""
+    @property
+    def busy(self) -> bool:
+        return self.processes.busy
+
+    def stop(self, reason: str) -> Supervised:
+        """Record every running attempt FAILED with the reason, stop the processes, leave the run."""
+        self.processes.stop_all(reason)
+        self.progress(f"{self.graph.code}: {reason}")
+        return self._leave(Ending.STOPPED, reason)
+
+    def _step(self, dispatch: bool, lease_lost: bool) -> Supervised | None:
         first = self._first
         self._first = False
-        if self.signals.reason:
-            return self._stop_everything(self.signals.reason)
-        self._collect_exits()
-        self._enforce_timeouts()
+        self.processes.collect_exits()
+        self.processes.enforce_timeouts()
         self._reconcile_foreign()
         snap = self._read()
-        ended = self._ended_elsewhere(snap, heartbeat)
+        ended = self._ended_elsewhere(snap, lease_lost)
         if ended:
             return ended
         self._watch_sla(snap)
@@ -174,14 +186,10 @@ class RunSupervisor:
         states = self._states(snap)
         decision = self._decide(snap, states)
         self._record_skips(decision, states)
-        if not snap.paused:
+        if dispatch and not snap.paused:
             self._start_due_retries(snap)
             self._start_ready(snap, decision, states)
-        done = self._finished(snap, states, decision)
-        if done:
-            return done
-        self._sleep(snap)
-        return None
+        return self._finished(snap, states, decision)
 
     def _read(self) -> _Snapshot:
         self._started_since_read = 0
@@ -195,19 +203,19 @@ class RunSupervisor:
                 runlog.open_pause(conn, run.pipeline_id) is not None,
             )
 
-    def _ended_elsewhere(self, snap: _Snapshot, heartbeat: Heartbeat) -> Supervised | None:
+    def _ended_elsewhere(self, snap: _Snapshot, lease_lost: bool) -> Supervised | None:
         run = snap.run
-        if not self.scope.own_run and not self.children and run.status != "IN-PROGRESS":
+        if not self.scope.own_run and not self.processes.busy and run.status != "IN-PROGRESS":
             # A task run on its own: the run may end meanwhile (its supervisor finalized it once this
             # task ended); what this call did is the task's outcome.
             states = self._states(snap)
             if all(states.get(t, TaskState(Phase.NOT_RUN)).phase.settled for t in self.scope.tasks or ()):
                 return Supervised(Ending.SETTLED, run.status, "", states)
         if run.status == "CANCELLED":
-            self._abandon_children()
+            self.processes.abandon()
             return Supervised(Ending.CANCELLED, run.status, f"cancelled by {run.ended_by}")
-        if run.status != "IN-PROGRESS" or (self.scope.own_run and (run.owner_id != str(self.owner) or heartbeat.lost)):
-            self._abandon_children()
+        if run.status != "IN-PROGRESS" or (self.scope.own_run and (run.owner_id != str(self.owner) or lease_lost)):
+            self.processes.abandon()
             who = run.ended_by or run.owner_id or "another process"
             return Supervised(Ending.TAKEN, run.status, f"the run is now {run.status}, changed by {who}")
         return None
@@ -222,6 +230,7 @@ class RunSupervisor:
                 decided = transitions.record_sla(conn, self.run_id, sla_status="BREACHED")
             if decided:
                 self.progress(f"{self.graph.code}: pipeline_run_id={self.run_id} breached its SLA of {hours} hour(s)")
+                self.alerts(AlertEvent.SLA_BREACHED)
 
     def _states(self, snap: _Snapshot) -> dict[int, TaskState]:
         states = {}
@@ -235,7 +244,7 @@ class RunSupervisor:
         decision = decide(self.graph, states)
         active = any(s.phase is Phase.ACTIVE for s in states.values())
         startable = [t for t in decision.ready if self.scope.includes(t)]
-        if not active and not startable and not self.children:
+        if not active and not startable and not self.processes.busy:
             # Nothing else can start: a FAILED upstream is now final (its waiters skip, alerts run).
             decision = decide(self.graph, states, failure_final=True)
         return decision
@@ -276,7 +285,7 @@ class RunSupervisor:
             if decisions is None:
                 continue
             again_from = AGAIN_FROM_ANY if task_id in self._again else ("FAILED",)
-            if self._launch(node, again_from=again_from, decisions=decisions):
+            if self.processes.launch(node, again_from=again_from, decisions=decisions):
                 self._again.discard(task_id)
                 self._started_since_read += 1
 
@@ -300,7 +309,8 @@ class RunSupervisor:
         if admission.answer is Answer.SATISFIED:
             return admission.decisions
         if admission.answer is Answer.WAIT:
-            self._gate_next[node.task_id] = admission.next_check_at or utc_now()
+            self._wake_at[node.task_id] = admission.next_check_at or utc_now()
+            self.alerts.gate_waiting(node.code, admission.waiting_since, admission.reason)
             return None
         try:
             with self.db.write() as conn:
@@ -329,196 +339,12 @@ class RunSupervisor:
             if latest is None or latest.status != "QUEUED" or not self.scope.includes(task_id):
                 continue
             if latest.not_before and latest.not_before > now:
+                self._wake_at[-task_id] = latest.not_before  # negative keys: retries
                 continue
             if self._slots(snap) <= 0:
                 return
-            self._launch(self.graph.tasks[task_id], queued=latest)
+            self.processes.launch(self.graph.tasks[task_id], queued=latest)
             self._started_since_read += 1
-
-    def _launch(
-        self,
-        node: TaskNode,
-        *,
-        again_from: tuple[str, ...] = ("FAILED",),
-        queued: AttemptRow | None = None,
-        decisions: list[gate_records.Decision] | None = None,
-    ) -> bool:
-        """Queue (unless a retry is queued already) and claim an attempt, then start its process."""
-        now = utc_now()
-        try:
-            with self.db.write() as conn:
-                if queued is None:
-                    attempt = transitions.queue_attempt(
-                        conn,
-                        pipeline_run_id=self.run_id,
-                        task_id=node.task_id,
-                        actor=self.actor,
-                        now=now,
-                        again_from=again_from,
-                    )
-                    attempt_id, number = attempt.attempt_id, attempt.attempt_number
-                else:
-                    attempt_id, number = queued.attempt_id, queued.attempt_number
-                transitions.claim_attempt(
-                    conn,
-                    attempt_id,
-                    owner_id=str(self.owner),
-                    lease_until=lease_until(now),
-                    host=socket.gethostname(),
-                    now=now,
-                )
-                if decisions:
-                    # Judged for this attempt: recorded in the transaction that claims it (S3.E).
-                    gate_records.record_decisions(conn, self.run_id, decisions, now, attempt_id)
-                    gate_records.settle_wait(conn, self.run_id, node.task_id)
-        except StaleTransitionError as stale:
-            log.info("%s.%s not started here: %s", self.graph.code, node.code, stale.message)
-            return False
-        fault_point("after_claim")
-        child = None
-        try:
-            settings = task_settings(node, self.config.orchestration)
-            log_path = self._log_path(node, number)
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            fault_point("after_mkdir")
-            spec = ChildSpec(
-                attempt_id=attempt_id,
-                owner_id=str(self.owner),
-                config_path=str(self.config.path),
-                log_path=str(log_path),
-                actor_name=self.actor.name,
-                actor_kind=self.actor.kind.value,
-                force=self.scope.force,
-                rerun=self.scope.rerun,
-                log_level=self.log_level,
-            )
-            child = self.provider.start(spec, node.task_id, time.monotonic(), settings.timeout_seconds or None)
-            fault_point("after_spawn")
-        except Exception as error:  # anything after the claim is recorded on the attempt
-            message = error.message if isinstance(error, EtlCraftError) else f"{type(error).__name__}: {error}"
-            self._record_parent_outcome(
-                attempt_id, f"could not start the task process: {message}", retryable=getattr(error, "retryable", True)
-            )
-            if child is not None:
-                child.stop(STOP_GRACE_SECONDS)
-            self.progress(f"{self.graph.code}.{node.code}: FAILED, could not start: {message}")
-            return True
-        self.children[attempt_id] = child
-        self.progress(f"{self.graph.code}.{node.code}: attempt {number} started (pid {child.pid})")
-        return True
-
-    def _log_path(self, node: TaskNode, number: int) -> Path:
-        root = self.config.orchestration.log_dir
-        if not root.is_absolute():
-            root = self.config.project_dir / root
-        return root / self.graph.code / f"run-{self.run_id}" / f"{node.code}.attempt-{number}.log"
-
-    # --- attempts that end ---------------------------------------------------------------------
-
-    def _record_parent_outcome(
-        self,
-        attempt_id: int,
-        message: str,
-        *,
-        retryable: bool = True,
-        exit_code: int | None = None,
-        log_path: str | None = None,
-        timed_out: bool = False,
-    ) -> bool:
-        """Record an outcome on the child's behalf; False when the child (or anyone) recorded one first."""
-        tail = log_tail(log_path) if log_path else ""
-        outcome = AttemptOutcome(
-            "TIMED_OUT" if timed_out else "FAILED",
-            error_message=message,
-            task_log=(f"--- end of {log_path} ---\n{tail}" if tail else None),
-            exit_code=exit_code,
-            retryable=retryable,
-        )
-        try:
-            with self.db.write() as conn:
-                if timed_out:
-                    transitions.time_out_attempt(
-                        conn, attempt_id, owner_id=str(self.owner), outcome=outcome, now=utc_now()
-                    )
-                else:
-                    transitions.finish_attempt(
-                        conn, attempt_id, owner_id=str(self.owner), outcome=outcome, now=utc_now()
-                    )
-        except StaleTransitionError:
-            return False
-        return True
-
-    def _collect_exits(self) -> None:
-        for attempt_id, child in list(self.children.items()):
-            status = child.exit_status()
-            if status is None:
-                continue
-            del self.children[attempt_id]
-            fault_point("after_child_exit")
-            row = self._attempt(attempt_id)
-            if row is not None and row.status in ("CLAIMED", "RUNNING") and row.owner_id == str(self.owner):
-                # The process ended without recording an outcome: record one on its behalf.
-                how = (
-                    f"was killed by signal {signal.Signals(-status).name}"
-                    if status < 0
-                    else f"exited with status {status}"
-                )
-                self._record_parent_outcome(
-                    attempt_id,
-                    f"the task process {how} before recording an outcome",
-                    exit_code=status,
-                    log_path=child.spec.log_path,
-                )
-                row = self._attempt(attempt_id)
-            self._report_end(row, child)
-
-    def _attempt(self, attempt_id: int) -> AttemptRow | None:
-        with self.db.read() as conn:
-            return runlog.attempt(conn, attempt_id)
-
-    def _report_end(self, row: AttemptRow | None, child: RunningChild) -> None:
-        if row is None:
-            return
-        task = self.graph.tasks[child.task_id]
-        took = time.monotonic() - child.started_monotonic
-        detail = f"{self.graph.code}.{task.code}: attempt {row.attempt_number} {row.status} after {took:.1f}s"
-        if row.error_message and row.status != "SUCCESS":
-            detail += f": {row.error_message.splitlines()[0]}"
-        self.progress(detail)
-
-    def _enforce_timeouts(self) -> None:
-        now = time.monotonic()
-        for attempt_id, child in list(self.children.items()):
-            if child.deadline is None or now < child.deadline or attempt_id in self.stopping:
-                continue
-            seconds = child.timeout_seconds
-            # The limit counts from when the task process acknowledged its attempt (RUNNING), not
-            # from the spawn: a slow start on a loaded host does not eat into the task's time.
-            row = self._attempt(attempt_id)
-            if row is not None and row.status == "CLAIMED":
-                child.deadline = now + 0.5
-                continue
-            if row is not None and row.status == "RUNNING" and row.started_at is not None:
-                left = seconds - (utc_now() - row.started_at).total_seconds()
-                if left > 0:
-                    child.deadline = now + left
-                    continue
-            recorded = self._record_parent_outcome(
-                attempt_id,
-                f"timed out after {seconds} s (TASK_TIMEOUT_SECONDS); the task process was stopped",
-                log_path=child.spec.log_path,
-                timed_out=True,
-            )
-            if recorded:
-                self.progress(f"{self.graph.code}: attempt {attempt_id} TIMED_OUT after {seconds}s")
-            signal_group(child.pid, child.start, signal.SIGTERM)
-            self.stopping[attempt_id] = (child, now + STOP_GRACE_SECONDS)
-        for attempt_id, (child, kill_at) in list(self.stopping.items()):
-            if not child.process.is_alive():
-                del self.stopping[attempt_id]
-            elif now >= kill_at:
-                child.stop(0)
-                del self.stopping[attempt_id]
 
     def _plan_retries(self, snap: _Snapshot, first: bool) -> bool:
         """FAILED tasks found when the run resumes start again; in-session failures follow RETRIES.
@@ -571,17 +397,18 @@ class RunSupervisor:
     def _reconcile_foreign(self) -> None:
         """Attempts of this run held by processes that died are fenced, so the run can go on."""
         now = time.monotonic()
-        if now - self._last_reconcile < RENEW_SECONDS:
+        if not self.fences_lost_attempts or now - self._last_reconcile < RENEW_SECONDS:
             return
         self._last_reconcile = now
         report = reconcile(self.db, pipeline_id=self.graph.pipeline.pipeline_id)
         for lost in report.lost:
             self.progress(f"{self.graph.code}: {lost.message}")
+            self.alerts(AlertEvent.ATTEMPT_LOST, attempt_id=lost.attempt_id, error=lost.message)
 
     # --- ending ----------------------------------------------------------------------------------
 
     def _finished(self, snap: _Snapshot, states: dict[int, TaskState], decision: Decision) -> Supervised | None:
-        if self.children or self.stopping:
+        if self.processes.busy:
             return None
         scoped = [t for t in self.graph.tasks if self.scope.includes(t)]
         fresh = self._read()
@@ -614,6 +441,8 @@ class RunSupervisor:
         verdict = settle(self.db, self.graph, self.run_id, owner_id=owner, extra_skip_reasons=self.skip_reasons)
         if verdict is None:
             return None
+        if verdict.status is RunStatus.FAILED:
+            self.alerts(AlertEvent.RUN_FAILED, error=verdict.message)
         return Supervised(Ending.FINISHED, verdict.status.value, verdict.message, states)
 
     def _all_skip_reasons(self, snap: _Snapshot) -> dict[int, str]:
@@ -627,29 +456,16 @@ class RunSupervisor:
                 transitions.release_run(conn, self.run_id, owner_id=str(self.owner))
         return Supervised(ending, "IN-PROGRESS", message)
 
-    def _stop_everything(self, reason: str) -> Supervised:
-        """A signal: record every running attempt FAILED with the reason, stop the processes, leave the run."""
-        for attempt_id, child in list(self.children.items()):
-            self._record_parent_outcome(attempt_id, reason, exit_code=None, log_path=child.spec.log_path)
-        self._abandon_children()
-        self.progress(f"{self.graph.code}: {reason}")
-        return self._leave(Ending.STOPPED, reason)
-
-    def _abandon_children(self) -> None:
-        for child in list(self.children.values()) + [c for c, _ in self.stopping.values()]:
-            child.stop(STOP_GRACE_SECONDS)
-        self.children.clear()
-        self.stopping.clear()
-
-    def _sleep(self, snap: _Snapshot) -> None:
+    def next_wake(self) -> float:
+        """Seconds until this supervisor has something to do without being woken (a gate's next look,
+        a retry's time), at most POLL_SECONDS."""
         timeout = POLL_SECONDS
-        if self._gate_next:
-            soonest = min(self._gate_next.values())
+        if self._wake_at:
+            soonest = min(self._wake_at.values())
             timeout = min(timeout, max(0.0, (soonest - utc_now()).total_seconds()))
-            self._gate_next.clear()
-        now = time.monotonic()
-        for child in self.children.values():
-            if child.deadline is not None:
-                timeout = min(timeout, child.deadline - now)
-        self.provider.wait(list(self.children.values()), [self.signals.wake_fd], timeout)
+            self._wake_at.clear()
+        return timeout
+
+    def _sleep(self) -> None:
+        self.processes.wait([self.signals.wake_fd], self.next_wake())
         self.signals.drain()

@@ -34,6 +34,7 @@ class TaskAdmission:
     decisions: list[gate_records.Decision]
     reason: str = ""
     next_check_at: datetime | None = None
+    waiting_since: datetime | None = None  # WAIT: when the task's first look found it waiting
 
 
 def cross_edges(node: TaskNode) -> list[GateEdge]:
@@ -98,7 +99,7 @@ class TaskGates:
         with self.db.read() as conn:
             stored = gate_records.load_wait(conn, run_id, node.task_id)
             if bypass_reason is None and stored and stored.next_check_at and stored.next_check_at > now:
-                return TaskAdmission(Answer.WAIT, [], "waiting", stored.next_check_at)
+                return TaskAdmission(Answer.WAIT, [], "waiting", stored.next_check_at, stored.first_check_at)
             verdicts = (
                 [judge(conn, e) for e in edges]
                 if bypass_reason is None
@@ -135,9 +136,9 @@ class TaskGates:
         if waiting and met + len(waiting) >= node.required:
             following = self._next_look(run_id, node, waiting, stored, now)
             if following is not None:
-                return TaskAdmission(
-                    Answer.WAIT, [], "waiting for " + ", ".join(v.edge.upstream_code for v in waiting), following
-                )
+                since = stored.first_check_at if stored else now
+                names = ", ".join(v.edge.upstream_code for v in waiting)
+                return TaskAdmission(Answer.WAIT, [], "waiting for " + names, following, since)
             spent = f"still running after waiting {self.orchestration.gate_wait_minutes} minute(s)"
             decisions += [
                 gate_records.Decision(None, v.edge.task_dependency_id, "UNSATISFIED", f"{v.reason}: {spent}")

@@ -3,7 +3,9 @@
 It is started (forked from the local provider's fork server, or as `python -m
 etl_craft.execution.task_process`) with the attempt id and the owner id the supervisor claimed it
 with. Every write it makes is fenced by both, so a zombie process changes nothing. Output goes to
-the attempt's log file; the process exits with os._exit as soon as its outcome is recorded.
+the attempt's log file; the process exits with os._exit as soon as its outcome is recorded. Output
+reaches the log file through a pipe and a thread that masks the secrets the process resolved
+(log_pump.py); TASK_LOG and the error message are masked the same way before they are stored.
 """
 
 from __future__ import annotations
@@ -22,15 +24,18 @@ from types import FrameType
 
 from etl_craft.config.loader import load_config
 from etl_craft.config.model import ConnectorConfig
+from etl_craft.config.secrets import SecretSource
 from etl_craft.core.actor import Actor, acting_as
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import ActorKind, Handler, OffsetType, TriggerKind
 from etl_craft.core.errors import EtlCraftError, StaleTransitionError
 from etl_craft.core.faults import fault_point
+from etl_craft.core.redaction import SecretMask, quiet_url_loggers
 from etl_craft.engine import runlog, transitions
 from etl_craft.engine.database import EngineDb, open_engine_db
 from etl_craft.engine.records import AttemptOutcome
 from etl_craft.engine.retry import retrying
+from etl_craft.execution.log_pump import LogPump, start_pump
 from etl_craft.execution.process import process_start
 from etl_craft.execution.task_context import HANDLER_MODULES, HandlerResult, StoredOffset, TaskContext
 from etl_craft.execution.task_log import compose_task_log
@@ -63,11 +68,37 @@ def _on_sigterm(_signum: int, _frame: FrameType | None) -> None:
     raise _Stopped()
 
 
+@dataclass
+class _Output:
+    """The log pump of this task process and the secret source whose resolved values it masks."""
+
+    pump: LogPump | None = None
+    source: SecretSource | None = None
+
+    def secrets(self) -> frozenset[str]:
+        return self.source.resolved_values() if self.source is not None else frozenset()
+
+    def sync(self) -> None:
+        """Everything written to fds 1 and 2 so far is in the log file once this returns."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if self.pump is not None:
+            self.pump.sync()
+
+    def mask(self, text: str) -> str:
+        return SecretMask(self.secrets()).redact(text)
+
+
+_output = _Output()
+
+
+def _task_log(result: HandlerResult, log_path: str) -> str:
+    _output.sync()
+    return _output.mask(compose_task_log(result, log_path))
+
+
 def _redirect_output(log_path: str) -> None:
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
+    _output.pump = start_pump(log_path, _output.secrets)
     sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
 
@@ -79,8 +110,7 @@ def _configure_logging(level: str, context: str) -> None:
     root.handlers[:] = [handler]
     numeric = logging.getLevelName(level.upper())
     root.setLevel(numeric if isinstance(numeric, int) else logging.INFO)
-    for name in ("urllib3", "httpx", "httpcore", "requests", "botocore", "boto3", "s3transfer"):
-        logging.getLogger(name).setLevel(logging.DEBUG if root.level <= logging.DEBUG else logging.WARNING)
+    quiet_url_loggers(root.level)
 
 
 def _load_context(db: EngineDb, spec: ChildSpec, config: ConnectorConfig) -> TaskContext:
@@ -153,12 +183,13 @@ def run_attempt(spec: ChildSpec) -> int:
     """Run the handler and record the outcome. Returns the process exit status; never raises."""
     log = logging.getLogger("etl_craft.task")
     config = load_config(Path(spec.config_path))
+    _output.source = config.secrets
     # The engine is created in this process, after the fork, so a small pool holds no inherited socket.
-    db = open_engine_db(config)
+    db = open_engine_db(config, check=False)
     try:
         try:
             fault_point("child_start")
-            ctx = _load_context(db, spec, config)
+            ctx = retrying(lambda: _load_context(db, spec, config), f"starting attempt {spec.attempt_id}")
             log.info("attempt %s of %s.%s started", ctx.attempt_number, ctx.pipeline_code, ctx.task_code)
             module = importlib.import_module(HANDLER_MODULES[ctx.handler])
             result: HandlerResult = module.run(ctx)
@@ -172,6 +203,7 @@ def run_attempt(spec: ChildSpec) -> int:
                 if stopped
                 else (error.message if isinstance(error, EtlCraftError) else f"{type(error).__name__}: {error}")
             )
+            message = _output.mask(message)
             # A deliberate error already says what went wrong; only an unexpected one needs its traceback.
             detail = "" if stopped or isinstance(error, EtlCraftError) else "\n" + traceback.format_exc()
             log.error("the task failed: %s%s", message, detail)
@@ -179,7 +211,7 @@ def run_attempt(spec: ChildSpec) -> int:
             outcome = AttemptOutcome(
                 "FAILED",
                 error_message=message,
-                task_log=compose_task_log(HandlerResult(), spec.log_path),
+                task_log=_task_log(HandlerResult(), spec.log_path),
                 exit_code=1,
                 retryable=bool(retryable),
             )
@@ -195,7 +227,7 @@ def run_attempt(spec: ChildSpec) -> int:
         outcome = AttemptOutcome(
             "SUCCESS",
             counts=result.counts,
-            task_log=compose_task_log(result, spec.log_path),
+            task_log=_task_log(result, spec.log_path),
             exit_code=0,
             offset=result.offset,
         )
@@ -233,6 +265,7 @@ def child_main(spec: ChildSpec) -> None:
                 ", ".join(lingering),
             )
         logging.shutdown()
+        _output.sync()
         os._exit(code)
 
 

@@ -87,7 +87,7 @@ def load_rules(ctx: TaskContext) -> list[Rule]:
     ]
 
 
-def precheck(rule: Rule, dialect: WarehouseDialect, task_code: str) -> None:
+def precheck(rule: Rule, sqlglot_dialect: str, task_code: str) -> None:
     where = f"task {task_code}: business rule {rule.name}"
     if not PLAIN_NAME.match(rule.key_column or ""):
         raise SqlGuardError(
@@ -97,7 +97,7 @@ def precheck(rule: Rule, dialect: WarehouseDialect, task_code: str) -> None:
             remedy="name the column that identifies a row, e.g. customer_id",
         )
     parse_target(rule.table, task_code, f"business rule {rule.name}: TARGET_TABLE")
-    check_read_only(strip_trailing(rule.sql), dialect.sqlglot_dialect, f"{where}: BUSINESS_RULE_SQL")
+    check_read_only(strip_trailing(rule.sql), sqlglot_dialect, f"{where}: BUSINESS_RULE_SQL")
 
 
 def succeeded_rules(ctx: TaskContext) -> set[int]:
@@ -317,7 +317,7 @@ def run(ctx: TaskContext) -> HandlerResult:
     dialect = load_dialect(ctx.config)
     rules = load_rules(ctx)
     for rule in rules:
-        precheck(rule, dialect, ctx.task_code)
+        precheck(rule, dialect.sqlglot_dialect, ctx.task_code)
     done = set() if (ctx.rerun or ctx.force) else succeeded_rules(ctx)
     flagged = cleared = 0
     notes: list[tuple[str, str]] = []

@@ -20,6 +20,7 @@ from typing import Any, SupportsIndex
 
 from etl_craft.core.enums import OffsetType
 from etl_craft.core.errors import EtlCraftError, HandlerError
+from etl_craft.core.redaction import quiet_url_loggers
 from etl_craft.core.text import one_line
 from etl_craft.execution.task_context import Counts, HandlerResult, StoredOffset, TaskContext
 from etl_craft.handlers.script_loader import find_run, folder_on_path, load_script
@@ -27,8 +28,6 @@ from etl_craft.handlers.task_files import resolve_task_file
 from etl_craft.scripting import Offset, ScriptContractError, ScriptResult, ScriptTask
 
 SCRIPT_LOGGER_PREFIX = "etl_craft_script."
-# Libraries that log request URLs (API keys in query strings included) at INFO or DEBUG.
-URL_LOGGERS = ("urllib3", "httpx", "httpcore", "requests", "botocore", "boto3", "s3transfer")
 # TASK_LOG lines the task process writes itself; a variable may not shadow them.
 RESERVED_VARIABLES = frozenset(
     {"SOURCE_COUNT", "TARGET_COUNT", "INSERT_COUNT", "UPDATE_COUNT", "DELETE_COUNT", "OFFSET"}
@@ -38,13 +37,6 @@ VARIABLE_TEXT_LIMIT = 1000
 RESULT_SHAPE = (
     "ScriptResult(row_count=<int ≥ 0>, offset=<Offset or None>, variables=<mapping of names to values or None>)"
 )
-
-
-def quiet_url_loggers() -> None:
-    """Keep URL-logging libraries at WARNING unless the attempt logs at DEBUG (S2.G.9)."""
-    debugging = logging.getLogger().getEffectiveLevel() <= logging.DEBUG
-    for name in URL_LOGGERS:
-        logging.getLogger(name).setLevel(logging.DEBUG if debugging else logging.WARNING)
 
 
 def input_params(text: str | None) -> dict[str, Any]:
@@ -218,12 +210,14 @@ def _refuse_awaitable(result: object, relative: str) -> None:
     )
 
 
+def script_file(script_name: str | None, folder: Path) -> tuple[Path, str]:
+    """The script SCRIPT_NAME names inside ingestion_scripts/, and its normalised relative path."""
+    return resolve_task_file("SCRIPT_NAME", script_name, folder, ".py", "crm/customers.py")
+
+
 def run(ctx: TaskContext) -> HandlerResult:
     """Load the task's script, call its `run` and return the checked result."""
-    folder = ctx.config.scripts_dir
-    path, relative = resolve_task_file(
-        "SCRIPT_NAME", ctx.parameters.get("SCRIPT_NAME"), folder, ".py", "crm/customers.py"
-    )
+    path, relative = script_file(ctx.parameters.get("SCRIPT_NAME"), ctx.config.scripts_dir)
     params = input_params(ctx.parameters.get("INPUT_PARAMS"))
     offset = stored_offset(ctx)
     with folder_on_path(path.parent):
@@ -234,7 +228,7 @@ def run(ctx: TaskContext) -> HandlerResult:
         except Exception as exc:
             raise _failure(exc, ctx, path, relative, "importing the script") from None
         script_run, takes_task = find_run(module, relative)
-        quiet_url_loggers()
+        quiet_url_loggers()  # again: the script's imports may have set a library's level (S2.G.9)
         task = ScriptTask(
             task_code=ctx.task_code,
             script_name=relative,

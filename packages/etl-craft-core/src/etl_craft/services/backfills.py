@@ -17,6 +17,7 @@ from etl_craft.core.enums import InterventionAction, RunStatus, TriggerKind
 from etl_craft.core.errors import ExitCode, RunStateError, StaleTransitionError, UsageError
 from etl_craft.core.faults import fault_point
 from etl_craft.engine import gate_records, locks, runlog, transitions
+from etl_craft.execution.admission import admit_lock
 from etl_craft.execution.graph import Graph, load_graph
 from etl_craft.execution.leases import lease_until
 from etl_craft.execution.process import my_owner_id
@@ -26,6 +27,7 @@ from etl_craft.execution.supervisor import Ending, RunSupervisor, Scope
 from etl_craft.services.actions import record_request
 from etl_craft.services.context import OperationContext
 from etl_craft.services.run_request import Progress, RunRequest, config_fingerprint
+from etl_craft.services.warehouse_file import require_warehouse_file
 
 MAX_DATES = 366
 
@@ -138,7 +140,7 @@ def _start_date(ctx: OperationContext, graph: Graph, day: date, owner_id: str) -
     run of the pipeline is unfinished or it is paused."""
     pipeline = graph.pipeline
     now = utc_now()
-    with locks.hold(ctx.db, f"admit:{pipeline.pipeline_id}", timeout=60.0), ctx.db.write() as conn:
+    with locks.hold(ctx.db, admit_lock(pipeline.pipeline_id), timeout=60.0), ctx.db.write() as conn:
         pause = runlog.open_pause(conn, pipeline.pipeline_id)
         if pause is not None:
             return f"the pipeline was paused by {pause.paused_by} ({pause.reason})"
@@ -200,6 +202,7 @@ def execute_backfill(ctx: OperationContext, request: RunRequest, progress: Progr
         )
     reconcile(ctx.db, pipeline_id=pipeline.pipeline_id)
     _refuse_if_busy(ctx, graph)
+    require_warehouse_file(ctx, graph)
     with StopSignals().installed() as signals:
         return run_backfill(ctx, graph, request, first, last, signals, progress)
 

@@ -131,13 +131,17 @@ def _view(row: SqlTaskRow, target: str, edges: list[Edge]) -> TaskLineageView:
     )
 
 
+_NO_ROWS = frozenset({"SETUP_TABLE", "DROP_TABLE"})
+
+
 def compute(ctx: OperationContext, *, refresh: bool = False) -> tuple[list[TaskLineageView], int]:
     """Every active SQL task's lineage, traced again where its cache key changed."""
     dialect = load_dialect(ctx.config)
     database = dialect.database_name()
     catalog = f"{dialect.name}:{database or ''}"
     with ctx.db.read() as conn:
-        rows = [r for r in active_tasks(conn) if r.action and r.action != "DROP_TABLE" and r.target]
+        # Only tasks that put rows into their target: SETUP_TABLE creates it empty, DROP_TABLE removes it.
+        rows = [r for r in active_tasks(conn) if r.action and r.action not in _NO_ROWS and r.target]
     cached = _cached(ctx, [r.task_id for r in rows])
     views = []
     recomputed = 0

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from etl_craft.core.clock import utc_now
 from etl_craft.core.errors import ExitCode, RunStateError
-from etl_craft.engine import runlog
+from etl_craft.engine import runlog, transitions
 from etl_craft.engine.runlog import PauseRow, PipelineRow
 from etl_craft.engine.tables import aud_pipeline_pauses as pauses
 from etl_craft.services.actions import record_request
@@ -89,6 +89,7 @@ def set_pause(ctx: OperationContext, verb: Verb, pipeline_code: str, reason: str
             _pause(conn, ctx, pipeline, why, now)
         else:
             _resume(conn, ctx, pipeline, why, now)
+        transitions.announce(conn, f"pipeline:{pipeline.pipeline_id}")
         unfinished = runlog.unfinished_runs(conn, pipeline.pipeline_id)
     record_request(ctx, verb, {"pipeline_code": pipeline_code, "reason": reason}, pipeline_id=pipeline.pipeline_id)
     code = pipeline.pipeline_code

@@ -12,7 +12,8 @@ from etl_craft.core.enums import RunStatus, TriggerKind
 from etl_craft.core.errors import ExitCode, RunStateError, StaleTransitionError
 from etl_craft.engine import locks, runlog, transitions
 from etl_craft.engine.runlog import PipelineRow
-from etl_craft.execution.admission import admit_held_run
+from etl_craft.execution.admission import admit_held_run, admit_lock
+from etl_craft.execution.alerts import gate_wait_hook
 from etl_craft.execution.graph import Graph
 from etl_craft.execution.leases import lease_until
 from etl_craft.execution.outcome import settle
@@ -35,7 +36,7 @@ def init_only(
     remote = ctx.config.orchestration.mode == "remote"
     owner = my_owner_id()
     now = utc_now()
-    with locks.hold(ctx.db, f"admit:{pipeline.pipeline_id}", timeout=60.0), ctx.db.write() as conn:
+    with locks.hold(ctx.db, admit_lock(pipeline.pipeline_id), timeout=60.0), ctx.db.write() as conn:
         run = selected_run(conn, pipeline, RunSelector(request.run_id, request.run_key))
         if run is not None and run.status not in ("IN-PROGRESS", "QUEUED"):
             if not request.run_key:
@@ -74,8 +75,17 @@ def init_only(
             run_id = run.pipeline_run_id
         queued = run is None and not remote
     if queued:
+        on_wait = gate_wait_hook(ctx.db, ctx.config, pipeline.pipeline_code, run_id)
         admitted = admit_held_run(
-            ctx.db, ctx.config.orchestration, pipeline, run_id, str(owner), ctx.actor, signals, progress
+            ctx.db,
+            ctx.config.orchestration,
+            pipeline,
+            run_id,
+            str(owner),
+            ctx.actor,
+            signals,
+            progress,
+            on_wait=on_wait,
         )
         if admitted.status == "SKIPPED":
             message = summary(pipeline, run_id, "SKIPPED", admitted.reason)

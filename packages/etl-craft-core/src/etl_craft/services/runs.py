@@ -7,7 +7,8 @@ from etl_craft.core.enums import InterventionAction, RunStatus, TriggerKind
 from etl_craft.core.errors import ExitCode, RunRefusedError, RunStateError, StaleTransitionError
 from etl_craft.engine import locks, runlog, transitions
 from etl_craft.engine.runlog import PipelineRow, RunRow
-from etl_craft.execution.admission import Admitted, admit_held_run
+from etl_craft.execution.admission import Admitted, admit_held_run, admit_lock
+from etl_craft.execution.alerts import gate_wait_hook
 from etl_craft.execution.graph import Graph, load_graph
 from etl_craft.execution.leases import lease_until
 from etl_craft.execution.process import OwnerId, my_owner_id
@@ -29,6 +30,7 @@ from etl_craft.services.run_request import (
 )
 from etl_craft.services.selection import RunSelector, required_run, selected_run
 from etl_craft.services.views import OperationResult
+from etl_craft.services.warehouse_file import require_warehouse_file
 
 ADMIT_LOCK_SECONDS = 60.0
 
@@ -55,6 +57,7 @@ def execute_run(ctx: OperationContext, request: RunRequest, progress: Progress =
         return _skip_run(ctx, pipeline, request)
     if request.finalize_only:
         return run_steps.finalize_only(ctx, graph, request)
+    require_warehouse_file(ctx, graph)
     with StopSignals().installed() as signals:
         if request.init_only:
             return run_steps.init_only(ctx, pipeline, request, signals, progress)
@@ -88,7 +91,7 @@ def _admit_whole_run(
     not judged again), else a new run admitted through its pipeline gates."""
     pipeline = graph.pipeline
     now = utc_now()
-    with locks.hold(ctx.db, f"admit:{pipeline.pipeline_id}", timeout=ADMIT_LOCK_SECONDS), ctx.db.write() as conn:
+    with locks.hold(ctx.db, admit_lock(pipeline.pipeline_id), timeout=ADMIT_LOCK_SECONDS), ctx.db.write() as conn:
         run = selected_run(conn, pipeline, RunSelector(request.run_id, request.run_key))
         _refuse_unresumable(pipeline, run, request)
         try:
@@ -132,6 +135,7 @@ def _admit_whole_run(
             signals,
             progress,
             bypass_reason=f"--force by {ctx.actor.name}" if request.force else None,
+            on_wait=gate_wait_hook(ctx.db, ctx.config, pipeline.pipeline_code, run_id),
         )
         if admitted.status != "IN-PROGRESS":
             return _not_admitted(ctx, pipeline, admitted, owner)

@@ -15,6 +15,7 @@ from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import InterventionAction, RunStatus, TriggerKind
 from etl_craft.core.errors import RunStateError
 from etl_craft.engine import locks, runlog, transitions
+from etl_craft.execution.admission import admit_lock
 from etl_craft.execution.graph import load_graph
 from etl_craft.services.actions import record_request
 from etl_craft.services.context import OperationContext
@@ -31,7 +32,7 @@ def record_stand_in(ctx: OperationContext, request: MarkRequest) -> OperationRes
     with ctx.db.read() as conn:
         pipeline = runlog.find_pipeline(conn, request.pipeline_code)
         node = task_node(load_graph(conn, pipeline), request.task_code) if request.task_code else None
-    with locks.hold(ctx.db, f"admit:{pipeline.pipeline_id}", timeout=60.0), ctx.db.write() as conn:
+    with locks.hold(ctx.db, admit_lock(pipeline.pipeline_id), timeout=60.0), ctx.db.write() as conn:
         unfinished = runlog.unfinished_runs(conn, pipeline.pipeline_id)
         if unfinished:
             run = unfinished[0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from etl_craft.cli.commands.config import CONFIG
+from etl_craft.cli.commands.demo import DEMO
 from etl_craft.cli.commands.engine_db import DOCTOR, INIT_DB, MIGRATE, SETUP
 from etl_craft.cli.commands.explain import EXPLAIN
 from etl_craft.cli.commands.history import AUDIT, HISTORY
@@ -11,6 +13,7 @@ from etl_craft.cli.commands.pause import PAUSE, RESUME
 from etl_craft.cli.commands.run import RUN
 from etl_craft.cli.commands.status import STATUS
 from etl_craft.cli.commands.targets import LINEAGE, REHASH, UPGRADE_TARGETS
+from etl_craft.cli.commands.validate import VALIDATE
 from etl_craft.cli.framework import Command
 
 CORE_COMMANDS: tuple[Command, ...] = (
@@ -31,8 +34,11 @@ CORE_COMMANDS: tuple[Command, ...] = (
     HISTORY,
     AUDIT,
     LINEAGE,
+    VALIDATE,
     DOCTOR,
     SETUP,
     INIT_DB,
     MIGRATE,
+    CONFIG,
+    DEMO,
 )

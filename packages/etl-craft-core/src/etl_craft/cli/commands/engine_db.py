@@ -88,7 +88,7 @@ def _run_setup(args: argparse.Namespace) -> int:
 
 
 def _check_lines(report: DoctorReport) -> list[str]:
-    return [f"[{c.status:<4}] {c.name}: {c.detail}" for c in report.checks] + [report.summary]
+    return report.lines
 
 
 def _run_doctor(args: argparse.Namespace) -> int:
@@ -107,6 +107,8 @@ MIGRATE = Command(
     _configure_migrate,
 )
 SETUP = Command("setup", "run the doctor checks, then create or migrate the Engine DB", _run_setup, _configure_setup)
-DOCTOR = Command("doctor", "check the configuration, the Engine DB and its grants", _run_doctor)
+DOCTOR = Command(
+    "doctor", "check the configuration, every connection and file it names, the Engine DB and its grants", _run_doctor
+)
 
 __all__ = ["DOCTOR", "INIT_DB", "MIGRATE", "SETUP"]

@@ -52,17 +52,22 @@ def task_spec(ctx: TaskContext, dialect: WarehouseDialect) -> SqlTaskSpec:
     spec = parse_spec(
         ctx.parameters, identity, ctx.config.sql_files_dir, dialect.sqlglot_dialect, dialect.storage_parameters
     )
+    check_warehouse_fit(spec, dialect, ctx.task_code)
+    return spec
+
+
+def check_warehouse_fit(spec: SqlTaskSpec, dialect: WarehouseDialect, task_code: str) -> None:
+    """What the configured warehouse refuses without being asked: its table formats and its database."""
     if spec.table_format is not None:
         refuse_table_format(dialect, spec.table_format, f"{spec.action} {spec.target_name}")
     database = dialect.database_name()
     if len(spec.target) == 3 and database is not None and spec.target[0].lower() != database.lower():
         raise SqlGuardError(
-            f"task {ctx.task_code}: TARGET_OBJECT",
+            f"task {task_code}: TARGET_OBJECT",
             found=f"{spec.target_name}, in database {spec.target[0]}",
             expected=f"a table of the warehouse's database {database}",
             remedy="write the target as schema.table in the configured warehouse",
         )
-    return spec
 
 
 def run(ctx: TaskContext) -> HandlerResult:

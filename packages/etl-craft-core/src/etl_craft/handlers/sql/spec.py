@@ -26,6 +26,23 @@ KEYED_ACTIONS = (*MERGE_ACTIONS, "DELETE_ROWS")
 EVOLVING_ACTIONS = ("OVERWRITE_TABLE", *MERGE_ACTIONS)
 STORAGE_PARAMETERS = ("EXTERNAL_LOCATION", "EXTERNAL_VOLUME", "BASE_LOCATION", "CATALOG")
 TABLE_FORMATS = ("native", "iceberg")
+# Every task parameter a SQL task reads (validate warns about any other name).
+SQL_PARAMETERS = (
+    "SQL_ACTION",
+    "TARGET_OBJECT",
+    "SOURCE_SQL",
+    "SOURCE_SQL_FILE",
+    *TOKEN_SWITCHES.values(),
+    "MERGE_KEY",
+    "MERGE_COMPARE_COLUMNS",
+    "MERGE_DEDUPE_ORDER",
+    "SETUP_FOR",
+    "SCHEMA_EVOLUTION",
+    "PRESERVE_TARGET",
+    "HARD_DELETE",
+    "TABLE_FORMAT",
+    *STORAGE_PARAMETERS,
+)
 
 
 @dataclass(frozen=True)

@@ -1,49 +1,21 @@
-"""`doctor`: every check that can be made without running anything, each OK, WARN or FAIL."""
+"""doctor checks of the Engine DB: tables and migrations, SQLite file permissions, PostgreSQL write grants."""
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.core.errors import EtlCraftError
 from etl_craft.engine import migrations
-from etl_craft.engine.database import EngineDb, open_engine_db
+from etl_craft.engine.database import EngineDb
 from etl_craft.engine.tables import TABLE_SPECS
-from etl_craft.services.context import load_configuration
-
-OK, WARN, FAIL = "OK", "WARN", "FAIL"
+from etl_craft.services.doctor.report import FAIL, OK, WARN, CheckResult
 
 
-@dataclass(frozen=True)
-class CheckResult:
-    name: str
-    status: str
-    detail: str
-
-
-@dataclass(frozen=True)
-class DoctorReport:
-    checks: tuple[CheckResult, ...]
-    ok: int = field(init=False)
-    warnings: int = field(init=False)
-    failed: int = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "ok", sum(c.status == OK for c in self.checks))
-        object.__setattr__(self, "warnings", sum(c.status == WARN for c in self.checks))
-        object.__setattr__(self, "failed", sum(c.status == FAIL for c in self.checks))
-
-    @property
-    def summary(self) -> str:
-        return f"{self.ok} ok, {self.warnings} warning(s), {self.failed} failed"
-
-
-def _schema_check(db: EngineDb, config: ConnectorConfig) -> list[CheckResult]:
+def schema_check(db: EngineDb, config: ConnectorConfig) -> list[CheckResult]:
     state = migrations.schema_state(db)
     name = "Engine DB tables and migrations"
     if not state.initialised:
@@ -102,7 +74,7 @@ def foreign_write_grants(db: EngineDb) -> list[tuple[str, str, str, str]]:
     return [(r[0].upper(), r[1], r[2], r[3]) for r in rows]
 
 
-def _grants_check(db: EngineDb) -> list[CheckResult]:
+def grants_check(db: EngineDb) -> list[CheckResult]:
     if db.dialect != "postgresql":
         return []
     try:
@@ -124,7 +96,7 @@ def _grants_check(db: EngineDb) -> list[CheckResult]:
     return results
 
 
-def _sqlite_file_check(db: EngineDb) -> list[CheckResult]:
+def sqlite_file_check(db: EngineDb) -> list[CheckResult]:
     if db.dialect != "sqlite" or not db.sqlite_path or not os.path.exists(db.sqlite_path):
         return []
     mode = os.stat(db.sqlite_path).st_mode
@@ -139,43 +111,3 @@ def _sqlite_file_check(db: EngineDb) -> list[CheckResult]:
             )
         ]
     return [CheckResult("Engine DB file permissions", OK, f"{db.sqlite_path} is writable by its owner only")]
-
-
-def run_checks(
-    explicit_config: str | None,
-    *,
-    include_schema: bool = True,
-    environ: Mapping[str, str] | None = None,
-) -> DoctorReport:
-    """Run the checks in order; a failed configuration or connection stops the ones that need it."""
-    results: list[CheckResult] = []
-    try:
-        config = load_configuration(explicit_config, environ)
-    except EtlCraftError as error:
-        results.append(CheckResult("Configuration", FAIL, error.message))
-        return DoctorReport(tuple(results))
-    results.append(CheckResult("Configuration", OK, f"loaded {config.path}"))
-    try:
-        db = open_engine_db(config)
-    except EtlCraftError as error:
-        results.append(CheckResult("Engine DB connection", FAIL, error.message))
-        return DoctorReport(tuple(results))
-    try:
-        try:
-            with db.read() as conn:
-                conn.exec_driver_sql("SELECT 1")
-        except sa.exc.DBAPIError as error:
-            results.append(CheckResult("Engine DB connection", FAIL, f"{db.display_url}: {error.orig}"))
-            return DoctorReport(tuple(results))
-        results.append(CheckResult("Engine DB connection", OK, f"{db.display_url} ({db.dialect})"))
-        steps: list[Callable[[], list[CheckResult]]] = [
-            lambda: _sqlite_file_check(db),
-            lambda: _grants_check(db),
-        ]
-        if include_schema:
-            steps.insert(0, lambda: _schema_check(db, config))
-        for step in steps:
-            results.extend(step())
-    finally:
-        db.dispose()
-    return DoctorReport(tuple(results))

@@ -1,0 +1,277 @@
+"""The task processes of one run's attempts: claiming and starting them, noticing how they end,
+time limits, and stopping them.
+
+Every outcome this side records (a process that died without one, a timeout, a stop) goes through the
+transitions module fenced by the owner id, so a child that recorded its own outcome first wins.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from etl_craft.config.model import ConnectorConfig
+from etl_craft.core.actor import Actor
+from etl_craft.core.clock import utc_now
+from etl_craft.core.errors import EtlCraftError, StaleTransitionError
+from etl_craft.core.faults import fault_point
+from etl_craft.core.redaction import SecretMask, redact_file
+from etl_craft.engine import gate_records, runlog, transitions
+from etl_craft.engine.database import EngineDb
+from etl_craft.engine.records import AttemptOutcome
+from etl_craft.engine.runlog import AttemptRow
+from etl_craft.execution.graph import Graph, TaskNode
+from etl_craft.execution.leases import lease_until
+from etl_craft.execution.local_provider import LocalProvider, RunningChild
+from etl_craft.execution.process import OwnerId, signal_group
+from etl_craft.execution.settings import task_settings
+from etl_craft.execution.task_log import log_tail
+from etl_craft.execution.task_process import ChildSpec
+
+log = logging.getLogger("etl_craft.supervisor")
+
+STOP_GRACE_SECONDS = 10.0
+
+
+class AttemptProcesses:
+    def __init__(
+        self,
+        db: EngineDb,
+        config: ConnectorConfig,
+        graph: Graph,
+        run_id: int,
+        owner: OwnerId,
+        actor: Actor,
+        progress: Callable[[str], None],
+        log_level: str,
+        *,
+        force: bool = False,
+        rerun: bool = False,
+    ) -> None:
+        self.db, self.config, self.graph, self.run_id = db, config, graph, run_id
+        self.owner, self.actor, self.progress, self.log_level = owner, actor, progress, log_level
+        self.force, self.rerun = force, rerun
+        self.provider = LocalProvider(t.handler for t in graph.tasks.values())
+        self.children: dict[int, RunningChild] = {}
+        self.stopping: dict[int, tuple[RunningChild, float]] = {}
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.children or self.stopping)
+
+    def launch(
+        self,
+        node: TaskNode,
+        *,
+        again_from: tuple[str, ...] = ("FAILED",),
+        queued: AttemptRow | None = None,
+        decisions: list[gate_records.Decision] | None = None,
+    ) -> bool:
+        """Queue (unless a retry is queued already) and claim an attempt, then start its process."""
+        now = utc_now()
+        try:
+            with self.db.write() as conn:
+                if queued is None:
+                    attempt = transitions.queue_attempt(
+                        conn,
+                        pipeline_run_id=self.run_id,
+                        task_id=node.task_id,
+                        actor=self.actor,
+                        now=now,
+                        again_from=again_from,
+                    )
+                    attempt_id, number = attempt.attempt_id, attempt.attempt_number
+                else:
+                    attempt_id, number = queued.attempt_id, queued.attempt_number
+                transitions.claim_attempt(
+                    conn,
+                    attempt_id,
+                    owner_id=str(self.owner),
+                    lease_until=lease_until(now),
+                    host=socket.gethostname(),
+                    now=now,
+                )
+                if decisions:
+                    # Judged for this attempt: recorded in the transaction that claims it (S3.E).
+                    gate_records.record_decisions(conn, self.run_id, decisions, now, attempt_id)
+                    gate_records.settle_wait(conn, self.run_id, node.task_id)
+        except StaleTransitionError as stale:
+            log.info("%s.%s not started here: %s", self.graph.code, node.code, stale.message)
+            return False
+        fault_point("after_claim")
+        child = None
+        try:
+            settings = task_settings(node, self.config.orchestration)
+            log_path = self.log_path(node, number)
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            fault_point("after_mkdir")
+            spec = ChildSpec(
+                attempt_id=attempt_id,
+                owner_id=str(self.owner),
+                config_path=str(self.config.path),
+                log_path=str(log_path),
+                actor_name=self.actor.name,
+                actor_kind=self.actor.kind.value,
+                force=self.force,
+                rerun=self.rerun,
+                log_level=self.log_level,
+            )
+            child = self.provider.start(spec, node.task_id, time.monotonic(), settings.timeout_seconds or None)
+            fault_point("after_spawn")
+        except Exception as error:  # anything after the claim is recorded on the attempt
+            message = error.message if isinstance(error, EtlCraftError) else f"{type(error).__name__}: {error}"
+            self.record_outcome(
+                attempt_id, f"could not start the task process: {message}", retryable=getattr(error, "retryable", True)
+            )
+            if child is not None:
+                child.stop(STOP_GRACE_SECONDS)
+            self.progress(f"{self.graph.code}.{node.code}: FAILED, could not start: {message}")
+            return True
+        self.children[attempt_id] = child
+        self.progress(f"{self.graph.code}.{node.code}: attempt {number} started (pid {child.pid})")
+        return True
+
+    def log_path(self, node: TaskNode, number: int) -> Path:
+        root = self.config.orchestration.log_dir
+        if not root.is_absolute():
+            root = self.config.project_dir / root
+        return root / self.graph.code / f"run-{self.run_id}" / f"{node.code}.attempt-{number}.log"
+
+    def record_outcome(
+        self,
+        attempt_id: int,
+        message: str,
+        *,
+        retryable: bool = True,
+        exit_code: int | None = None,
+        log_path: str | None = None,
+        timed_out: bool = False,
+    ) -> bool:
+        """Record an outcome on the child's behalf; False when the child (or anyone) recorded one first."""
+        tail = SecretMask(self.config.resolved_secrets()).redact(log_tail(log_path)) if log_path else ""
+        outcome = AttemptOutcome(
+            "TIMED_OUT" if timed_out else "FAILED",
+            error_message=message,
+            task_log=(f"--- end of {log_path} ---\n{tail}" if tail else None),
+            exit_code=exit_code,
+            retryable=retryable,
+        )
+        try:
+            with self.db.write() as conn:
+                if timed_out:
+                    transitions.time_out_attempt(
+                        conn, attempt_id, owner_id=str(self.owner), outcome=outcome, now=utc_now()
+                    )
+                else:
+                    transitions.finish_attempt(
+                        conn, attempt_id, owner_id=str(self.owner), outcome=outcome, now=utc_now()
+                    )
+        except StaleTransitionError:
+            return False
+        return True
+
+    def collect_exits(self) -> None:
+        for attempt_id, child in list(self.children.items()):
+            status = child.exit_status()
+            if status is None:
+                continue
+            del self.children[attempt_id]
+            fault_point("after_child_exit")
+            row = self.attempt(attempt_id)
+            if row is not None and row.status in ("CLAIMED", "RUNNING") and row.owner_id == str(self.owner):
+                # The process ended without recording an outcome: record one on its behalf, and mask
+                # its log file here since its own masking thread may have died with it.
+                redact_file(child.spec.log_path, self.config.resolved_secrets())
+                how = (
+                    f"was killed by signal {signal.Signals(-status).name}"
+                    if status < 0
+                    else f"exited with status {status}"
+                )
+                self.record_outcome(
+                    attempt_id,
+                    f"the task process {how} before recording an outcome",
+                    exit_code=status,
+                    log_path=child.spec.log_path,
+                )
+                row = self.attempt(attempt_id)
+            self._report_end(row, child)
+
+    def attempt(self, attempt_id: int) -> AttemptRow | None:
+        with self.db.read() as conn:
+            return runlog.attempt(conn, attempt_id)
+
+    def _report_end(self, row: AttemptRow | None, child: RunningChild) -> None:
+        if row is None:
+            return
+        task = self.graph.tasks[child.task_id]
+        took = time.monotonic() - child.started_monotonic
+        detail = f"{self.graph.code}.{task.code}: attempt {row.attempt_number} {row.status} after {took:.1f}s"
+        if row.error_message and row.status != "SUCCESS":
+            detail += f": {row.error_message.splitlines()[0]}"
+        self.progress(detail)
+
+    def enforce_timeouts(self) -> None:
+        now = time.monotonic()
+        for attempt_id, child in list(self.children.items()):
+            if child.deadline is None or now < child.deadline or attempt_id in self.stopping:
+                continue
+            seconds = child.timeout_seconds
+            # The limit counts from when the task process acknowledged its attempt (RUNNING), not
+            # from the spawn: a slow start on a loaded host does not eat into the task's time.
+            row = self.attempt(attempt_id)
+            if row is not None and row.status == "CLAIMED":
+                child.deadline = now + 0.5
+                continue
+            if row is not None and row.status == "RUNNING" and row.started_at is not None:
+                left = seconds - (utc_now() - row.started_at).total_seconds()
+                if left > 0:
+                    child.deadline = now + left
+                    continue
+            recorded = self.record_outcome(
+                attempt_id,
+                f"timed out after {seconds} s (TASK_TIMEOUT_SECONDS); the task process was stopped",
+                log_path=child.spec.log_path,
+                timed_out=True,
+            )
+            if recorded:
+                self.progress(f"{self.graph.code}: attempt {attempt_id} TIMED_OUT after {seconds}s")
+            signal_group(child.pid, child.start, signal.SIGTERM)
+            self.stopping[attempt_id] = (child, now + STOP_GRACE_SECONDS)
+        for attempt_id, (child, kill_at) in list(self.stopping.items()):
+            if not child.process.is_alive():
+                del self.stopping[attempt_id]
+            elif now >= kill_at:
+                child.stop(0)
+                del self.stopping[attempt_id]
+
+    def stop_all(self, reason: str) -> None:
+        """Record every running attempt FAILED with the reason, then stop the processes."""
+        for attempt_id, child in list(self.children.items()):
+            self.record_outcome(attempt_id, reason, exit_code=None, log_path=child.spec.log_path)
+        self.abandon()
+
+    def abandon(self) -> None:
+        """Stop every process (their attempts were ended by someone else, e.g. a cancel)."""
+        for child in list(self.children.values()) + [c for c, _ in self.stopping.values()]:
+            child.stop(STOP_GRACE_SECONDS)
+        self.children.clear()
+        self.stopping.clear()
+
+    def ended(self) -> bool:
+        """Whether a task process ended that collect_exits has not seen yet."""
+        return any(not child.process.is_alive() for child in self.children.values())
+
+    def seconds_to_deadline(self) -> float | None:
+        """Seconds until a time limit (or a stop's grace) is due, if any runs."""
+        due = [c.deadline for c in self.children.values() if c.deadline is not None]
+        due += [kill_at for _, kill_at in self.stopping.values()]
+        return min(due) - time.monotonic() if due else None
+
+    def wait(self, extra: Sequence[int], timeout: float) -> None:
+        """Until a process ends, an extra descriptor is readable, a time limit is due, or `timeout`."""
+        deadline = self.seconds_to_deadline()
+        self.provider.wait(list(self.children.values()), extra, timeout if deadline is None else min(timeout, deadline))
