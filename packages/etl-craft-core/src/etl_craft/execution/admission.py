@@ -121,16 +121,14 @@ class PipelineAdmission:
     def admit_once(self, run_id: int, bypass_reason: str | None = None) -> Admitted:
         """One look, never blocking: admitted, refused, or QUEUED with the time of the next look (the
         overseer calls this every loop without holding a thread or a slot for the wait)."""
-        with self.db.read() as conn:
-            edges = pipeline_edges(conn, self.pipeline)
         if self.orchestration.dependency_gates == "off" and bypass_reason is None:
             bypass_reason = "Dependency_gates is off"
         now = utc_now()
-        with self.db.read() as conn:
+        with self.db.read() as conn:  # one read transaction: an overseer admits many runs per pass
+            edges = pipeline_edges(conn, self.pipeline)
             stored = gate_records.load_wait(conn, run_id, None)
-        if bypass_reason is None and stored is not None and stored.next_check_at and stored.next_check_at > now:
-            return Admitted(run_id, "QUEUED", "waiting", stored.next_check_at)
-        with self.db.read() as conn:
+            if bypass_reason is None and stored is not None and stored.next_check_at and stored.next_check_at > now:
+                return Admitted(run_id, "QUEUED", "waiting", stored.next_check_at)
             verdicts = (
                 [judge(conn, edge) for edge in edges]
                 if bypass_reason is None

@@ -1,0 +1,65 @@
+"""`etl-craft server`: the overseer, until SIGTERM or Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from etl_craft.cli.framework import Command
+
+log = logging.getLogger("etl_craft.server")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from etl_craft import __version__ as core_version
+    from etl_craft.core.errors import ExitCode, RemoteUnsupportedError
+    from etl_craft.execution.process import my_owner_id
+    from etl_craft.execution.signals import StopSignals
+    from etl_craft.services.context import open_context
+    from etl_craft_server import __version__
+    from etl_craft_server.leadership import OverseerHeartbeat, leadership
+    from etl_craft_server.overseer import Overseer
+    from etl_craft_server.schedule_clock import ScheduleClock
+
+    ctx = open_context(args.config)
+    try:
+        orchestration = ctx.config.orchestration
+        if orchestration.mode == "remote":
+            raise RemoteUnsupportedError(
+                "etl-craft server",
+                found="Orchestration.Mode: remote",
+                expected="Mode: local (in remote mode the external orchestrator schedules and starts tasks)",
+                remedy="run the generated DAGs in your orchestrator, or set Orchestration.Mode to local",
+            )
+        clock = ScheduleClock.from_environment()
+        owner = my_owner_id()
+        with StopSignals("etl-craft server").installed() as signals, leadership(ctx.db, __version__, ctx.actor) as oid:
+            log.info(
+                "etl-craft server %s (core %s): overseer %s, owner %s, Engine DB %s, leader; "
+                "schedules in %s%s; up to %s parallel task(s) per pipeline",
+                __version__,
+                core_version,
+                oid,
+                owner,
+                ctx.db.display_url,
+                orchestration.timezone,
+                "" if clock.real else f" on the test clock {clock.path}",
+                orchestration.max_parallel_tasks,
+            )
+            heartbeat = OverseerHeartbeat(ctx.db, oid, str(owner))
+            heartbeat.start()
+            try:
+                Overseer(ctx.db, ctx.config, owner, clock, signals, args.log_level).serve()
+            finally:
+                heartbeat.stop()
+            log.info("etl-craft server: overseer %s stopped (%s)", oid, signals.reason)
+    finally:
+        ctx.close()
+    return int(ExitCode.SUCCESS)
+
+
+SERVER = Command(
+    "server",
+    "the overseer: create scheduled runs and supervise every local run until SIGTERM or Ctrl-C",
+    _serve,
+)

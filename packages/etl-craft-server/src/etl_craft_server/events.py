@@ -1,0 +1,90 @@
+"""Wake-ups from PostgreSQL: LISTEN etl_craft_events on a dedicated autocommit connection.
+
+Transitions NOTIFY the id of what changed (`run:<id>`, `pipeline:<id>`) when their transaction
+commits, so the overseer reacts to a CLI cancel or a task run at once instead of at its next sweep.
+A lost connection is reopened at the next drain; the sweeps keep everything moving meanwhile.
+SQLite has no notifications: the overseer sweeps every second there.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+import sqlalchemy as sa
+
+from etl_craft.engine.database import EngineDb
+from etl_craft.engine.transitions import EVENTS_CHANNEL
+
+if TYPE_CHECKING:
+    import psycopg
+
+log = logging.getLogger("etl_craft.server.events")
+
+
+@dataclass(frozen=True)
+class Events:
+    runs: frozenset[int] = field(default_factory=frozenset)
+    pipelines: frozenset[int] = field(default_factory=frozenset)
+
+    @staticmethod
+    def parse(payloads: list[str]) -> Events:
+        runs, pipelines = set(), set()
+        for payload in payloads:
+            kind, _, number = payload.partition(":")
+            if not number.isdigit():
+                continue
+            if kind == "run":
+                runs.add(int(number))
+            elif kind == "pipeline":
+                pipelines.add(int(number))
+        return Events(frozenset(runs), frozenset(pipelines))
+
+
+class Listener:
+    def __init__(self, db: EngineDb) -> None:
+        self._db = db
+        self._conn: sa.Connection | None = None
+
+    def fileno(self) -> int | None:
+        """The socket to wait on, or None when not connected."""
+        if self._conn is None:
+            self._connect()
+        return None if self._conn is None else self._driver().fileno()
+
+    def _driver(self) -> psycopg.Connection[Any]:
+        assert self._conn is not None
+        driver = self._conn.connection.driver_connection
+        assert driver is not None
+        return cast("psycopg.Connection[Any]", driver)
+
+    def _connect(self) -> None:
+        try:
+            self._conn = self._db.engine.connect()
+            driver = self._driver()
+            driver.autocommit = True
+            driver.execute(f"LISTEN {EVENTS_CHANNEL}")
+        except Exception as error:  # the sweep carries on; try again at the next drain
+            log.warning("could not LISTEN for Engine DB events (%s); looking every few seconds instead", error)
+            self.close()
+
+    def drain(self) -> Events:
+        """Every notification received so far, without waiting."""
+        if self._conn is None:
+            self._connect()
+            return Events()
+        try:
+            return Events.parse([n.payload for n in self._driver().notifies(timeout=0)])
+        except Exception as error:
+            log.warning("lost the Engine DB events connection (%s); reconnecting", error)
+            self.close()
+            return Events()
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except Exception:  # closing a broken connection
+                log.debug("closing the events connection failed", exc_info=True)
+            self._conn = None

@@ -1,0 +1,81 @@
+"""One overseer per Engine DB: a lock held for the life of the process, and its AUD_OVERSEERS row.
+
+The lock is the source of leadership (a session advisory lock on a dedicated PostgreSQL connection,
+the lock file beside a SQLite Engine DB): the operating system or PostgreSQL releases it when the
+process dies, however it dies. The row says who holds it, for the second server's refusal, and keeps
+the history; a heartbeat shows when a hard-killed overseer stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from etl_craft.core.actor import Actor, host_name
+from etl_craft.core.clock import utc_now
+from etl_craft.core.errors import LockTimeoutError
+from etl_craft.engine import locks, overseers, transitions
+from etl_craft.engine.database import EngineDb
+from etl_craft.execution.leases import RENEW_SECONDS, lease_until
+
+LEADERSHIP_LOCK = "overseer"
+log = logging.getLogger("etl_craft.server")
+
+
+@contextmanager
+def leadership(db: EngineDb, version: str, actor: Actor) -> Iterator[int]:
+    """Hold the overseer lock and its row for the block; yields the OVERSEER_ID.
+
+    A second server is refused (exit 14) naming the active one.
+    """
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(locks.hold(db, LEADERSHIP_LOCK, timeout=0))
+        except LockTimeoutError:
+            with db.read() as conn:
+                active = overseers.latest_running(conn)
+            raise LockTimeoutError(
+                "etl-craft server",
+                found=(active.describe() if active else "another overseer") + " is active",
+                expected="no other overseer on this Engine DB",
+                remedy="stop that server first (SIGTERM), or keep it: one overseer per Engine DB is enough",
+            ) from None
+        with db.write() as conn:
+            overseer_id = overseers.record_start(
+                conn, host=host_name(), pid=os.getpid(), version=version, actor=actor, now=utc_now()
+            )
+        try:
+            yield overseer_id
+        finally:
+            with contextlib.suppress(Exception), db.write() as conn:
+                overseers.record_stop(conn, overseer_id, actor=actor, now=utc_now())
+
+
+class OverseerHeartbeat(threading.Thread):
+    """Every RENEW_SECONDS, in one transaction: the overseer's heartbeat, and the lease of every run
+    and attempt it holds (one statement each, however many runs it supervises)."""
+
+    def __init__(self, db: EngineDb, overseer_id: int, owner_id: str) -> None:
+        super().__init__(name="etl-craft-overseer-heartbeat", daemon=True)
+        self._db, self._overseer_id, self._owner_id = db, overseer_id, owner_id
+        self._stopped = threading.Event()
+
+    def beat(self) -> None:
+        now = utc_now()
+        with self._db.write() as conn:
+            overseers.heartbeat(conn, self._overseer_id, now)
+            transitions.renew_all_leases(conn, owner_id=self._owner_id, lease_until=lease_until(now), now=now)
+
+    def run(self) -> None:
+        while not self._stopped.wait(RENEW_SECONDS):
+            try:
+                self.beat()
+            except Exception:  # a passing Engine DB error: leases last LEASE_SECONDS, try again next beat
+                log.warning("could not renew the overseer's leases; retrying in %s s", RENEW_SECONDS, exc_info=True)
+
+    def stop(self) -> None:
+        self._stopped.set()

@@ -1,0 +1,396 @@
+"""The overseer loop: schedules, admits and supervises every local run of the Engine DB (S4.B, S4.D).
+
+Each pass, at least every second and at once when a task process ends, a signal arrives or (on
+PostgreSQL) a transition NOTIFYs: fence expired leases; create the runs of due ticks; admit the
+oldest QUEUED run of each pipeline with no run in progress through its pipeline gates, one look at
+a time (a waiting run holds no thread and no slot); take over IN-PROGRESS runs nobody holds; and
+step the supervisor of every run it holds, which starts ready tasks, applies completions, retries,
+timeouts, cancellations and SLA checks, and ends settled runs. The same RunSupervisor runs
+`etl-craft run --pipeline_code` in the foreground.
+
+Only unfinished runs and their graphs are in memory. Graphs and schedules are reloaded when the
+metadata version (the newest AUD_METADATA_CHANGES id, which every CFG_ insert, update and delete
+moves) changes; a restart rebuilds everything from the Engine DB.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from etl_craft.config.model import ConnectorConfig
+from etl_craft.core.actor import Actor, host_name
+from etl_craft.core.clock import utc_now
+from etl_craft.core.enums import ActorKind, AlertEvent, Handler
+from etl_craft.core.errors import EtlCraftError, LockTimeoutError, StaleTransitionError
+from etl_craft.engine import locks, runlog, transitions
+from etl_craft.engine import tables as t
+from etl_craft.engine.database import EngineDb
+from etl_craft.engine.runlog import PipelineRow
+from etl_craft.execution import alerts
+from etl_craft.execution.admission import PipelineAdmission, admit_lock
+from etl_craft.execution.alerts import gate_wait_hook
+from etl_craft.execution.graph import Graph, load_graph
+from etl_craft.execution.leases import lease_until
+from etl_craft.execution.local_provider import LocalProvider
+from etl_craft.execution.process import OwnerId
+from etl_craft.execution.reconcile import LostAttempt, reconcile
+from etl_craft.execution.signals import StopSignals
+from etl_craft.execution.supervisor import RunSupervisor
+from etl_craft_server.events import Events, Listener
+from etl_craft_server.schedule_clock import ScheduleClock
+from etl_craft_server.schedules import Schedules
+
+log = logging.getLogger("etl_craft.server")
+
+LOOP_SECONDS = 1.0
+RECONCILE_SECONDS = 5.0
+# How often a supervised run is looked at without being woken: every second on SQLite (nothing
+# notifies), every few seconds on PostgreSQL (transitions NOTIFY every change made elsewhere).
+SWEEP_SECONDS = {"sqlite": 1.0, "postgresql": 5.0}
+# The runs an overseer admits and takes over. Orchestrator runs belong to their external
+# orchestrator, backfills to the command that resumes them.
+OVERSEEN_KINDS = ("SCHEDULE", "MANUAL")
+
+
+@dataclass
+class _Held:
+    """A QUEUED run this overseer holds while its pipeline gates are judged."""
+
+    pipeline_id: int
+    next_look: datetime
+
+
+@dataclass
+class _Supervised:
+    supervisor: RunSupervisor
+    pipeline_id: int
+    wake_at: float = 0.0  # monotonic
+
+
+@dataclass(frozen=True)
+class _ActiveRun:
+    pipeline_run_id: int
+    pipeline_id: int
+    status: str
+    owner_id: str | None
+    lease_expires_at: datetime | None
+    trigger_kind: str
+
+
+class Overseer:
+    def __init__(
+        self,
+        db: EngineDb,
+        config: ConnectorConfig,
+        owner: OwnerId,
+        clock: ScheduleClock,
+        signals: StopSignals,
+        log_level: str,
+    ) -> None:
+        self.db, self.config, self.owner, self.clock, self.signals = db, config, owner, clock, signals
+        self.log_level = log_level
+        self.actor = Actor(f"etl-craft server@{host_name()}", ActorKind.SYSTEM)
+        self.schedules = Schedules(
+            db,
+            config.orchestration.timezone,
+            clock.now(),
+            Actor(f"etl-craft server@{host_name()}", ActorKind.SCHEDULE),
+        )
+        self.listener = Listener(db) if db.dialect == "postgresql" else None
+        self.sweep_seconds = SWEEP_SECONDS[db.dialect]
+        self.pipelines: dict[int, PipelineRow] = {}
+        self.graphs: dict[int, Graph] = {}
+        self.broken: dict[int, str] = {}  # pipeline id -> why its graph can't load (until metadata changes)
+        self.metadata_version: int | None = -1
+        self.held: dict[int, _Held] = {}
+        self.supervised: dict[int, _Supervised] = {}
+        self._last_reconcile = float("-inf")
+        self._stop_at: float | None = None
+
+    # --- the loop ----------------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        """Until a signal stops it: every pass, then a wait for the next thing to do."""
+        LocalProvider(Handler)  # the fork server preloads every handler, whatever pipeline runs first
+        try:
+            while True:
+                if self.signals.reason is not None and self._stop_at is None:
+                    self._begin_shutdown()
+                if self._stop_at is not None and self._shutdown_finished():
+                    return
+                self.step()
+                self._wait()
+        finally:
+            if self.listener is not None:
+                self.listener.close()
+
+    def step(self) -> None:
+        events = self.listener.drain() if self.listener is not None else Events()
+        if self._stop_at is None:
+            if time.monotonic() - self._last_reconcile >= RECONCILE_SECONDS:
+                self._reconcile()
+            self._refresh_metadata()
+            self.schedules.create_due(self.clock.now())
+            self._admit_and_take_over(events)
+        self._supervise(events)
+
+    def _wait(self) -> None:
+        now = time.monotonic()
+        timeout = LOOP_SECONDS
+        for supervised in self.supervised.values():
+            timeout = min(timeout, supervised.wake_at - now)
+        wall = utc_now()
+        for held in self.held.values():
+            timeout = min(timeout, (held.next_look - wall).total_seconds())
+        due = self.schedules.next_due()
+        if due is not None and self.clock.real:
+            timeout = min(timeout, (due - wall).total_seconds())
+        extra = [self.signals.wake_fd]
+        listening = self.listener.fileno() if self.listener is not None else None
+        if listening is not None:
+            extra.append(listening)
+        children = [c for s in self.supervised.values() for c in s.supervisor.processes.children.values()]
+        LocalProvider.wait(children, extra, max(0.0, timeout))
+        self.signals.drain()
+
+    # --- what the Engine DB holds -------------------------------------------------------------------
+
+    def _reconcile(self) -> None:
+        self._last_reconcile = time.monotonic()
+        report = reconcile(self.db)
+        for lost in report.lost:
+            log.warning("attempt_id=%s LOST: %s", lost.attempt_id, lost.message)
+            self._announce_lost(lost)
+        for run_id in report.released_runs:
+            log.info("pipeline_run_id=%s released: its owner is gone", run_id)
+
+    def _announce_lost(self, lost: LostAttempt) -> None:
+        """Tell the alert channels (attempt_lost), as a foreground run's supervisor would."""
+        runs, task_runs = t.aud_pipelines_run_log, t.aud_task_run_log
+        with self.db.read() as conn:
+            pipeline_id = conn.execute(
+                sa.select(runs.c.pipeline_id)
+                .join(task_runs, task_runs.c.pipeline_run_id == runs.c.pipeline_run_id)
+                .where(task_runs.c.task_run_id == lost.task_run_id)
+            ).scalar_one()
+        pipeline = self.pipelines.get(pipeline_id)
+        code = pipeline.pipeline_code if pipeline else f"pipeline {pipeline_id}"
+        alerts.announce(
+            self.db,
+            self.config,
+            AlertEvent.ATTEMPT_LOST,
+            pipeline_code=code,
+            attempt_id=lost.attempt_id,
+            error=lost.message,
+        )
+
+    def _refresh_metadata(self) -> None:
+        changes = t.aud_metadata_changes
+        with self.db.read() as conn:
+            version = conn.execute(sa.select(sa.func.max(changes.c.change_id))).scalar()
+            if version == self.metadata_version:
+                return
+            self.pipelines = {p.pipeline_id: p for p in runlog.pipelines(conn)}
+            self.schedules.load(conn)
+        if self.metadata_version != -1:
+            log.info("metadata changed (version %s): pipelines, graphs and schedules reloaded", version)
+        self.metadata_version = version
+        self.graphs.clear()
+        self.broken.clear()
+
+    def _graph(self, pipeline: PipelineRow) -> Graph | None:
+        if pipeline.pipeline_id in self.broken:
+            return None
+        graph = self.graphs.get(pipeline.pipeline_id)
+        if graph is None:
+            try:
+                with self.db.read() as conn:
+                    graph = load_graph(conn, pipeline)
+            except EtlCraftError as error:
+                self.broken[pipeline.pipeline_id] = error.message
+                log.error("%s: its runs wait until the metadata is fixed: %s", pipeline.pipeline_code, error.message)
+                return None
+            self.graphs[pipeline.pipeline_id] = graph
+        return graph
+
+    def _active_runs(self) -> tuple[list[_ActiveRun], set[int]]:
+        """Every QUEUED and IN-PROGRESS run (one query on the partial index), and the paused pipelines."""
+        runs = t.aud_pipelines_run_log
+        with self.db.read() as conn:
+            rows = conn.execute(
+                sa.select(
+                    runs.c.pipeline_run_id,
+                    runs.c.pipeline_id,
+                    runs.c.status,
+                    runs.c.owner_id,
+                    runs.c.lease_expires_at,
+                    runs.c.trigger_kind,
+                )
+                .where(runs.c.status.in_(("QUEUED", "IN-PROGRESS")))
+                .order_by(runs.c.pipeline_run_id)
+            ).all()
+            paused = set(runlog.open_pauses(conn))
+        return [_ActiveRun(*row) for row in rows], paused
+
+    def _free(self, run: _ActiveRun, now: datetime) -> bool:
+        return (
+            run.owner_id is None
+            or run.owner_id == str(self.owner)
+            or (run.lease_expires_at is not None and run.lease_expires_at < now)
+        )
+
+    # --- admission and take-over --------------------------------------------------------------------
+
+    def _admit_and_take_over(self, events: Events) -> None:
+        active, paused = self._active_runs()
+        now = utc_now()
+        still_queued = {r.pipeline_run_id for r in active if r.status == "QUEUED"}
+        for run_id in set(self.held) - still_queued:
+            del self.held[run_id]  # cancelled or ended by an operator while it waited
+        by_pipeline: dict[int, list[_ActiveRun]] = defaultdict(list)
+        for run in active:
+            by_pipeline[run.pipeline_id].append(run)
+        for pipeline_id, runs in by_pipeline.items():
+            pipeline = self.pipelines.get(pipeline_id)
+            if pipeline is None:
+                continue  # a retired pipeline: its unfinished runs are left to an operator
+            in_progress = [r for r in runs if r.status == "IN-PROGRESS"]
+            for run in in_progress:
+                overseen = run.pipeline_run_id not in self.supervised and run.trigger_kind in OVERSEEN_KINDS
+                if overseen and self._free(run, now):
+                    self._take_over(pipeline, run.pipeline_run_id)
+            if in_progress or pipeline_id in paused:
+                continue
+            queued = [r for r in runs if r.status == "QUEUED"]
+            if queued and queued[0].trigger_kind in OVERSEEN_KINDS:
+                self._admit(pipeline, queued[0], events, now)
+
+    def _admit(self, pipeline: PipelineRow, run: _ActiveRun, events: Events, now: datetime) -> None:
+        """One look at the pipeline gates of the pipeline's oldest QUEUED run, when one is due."""
+        run_id = run.pipeline_run_id
+        held = self.held.get(run_id)
+        if held is not None and held.next_look > now and run_id not in events.runs:
+            return
+        if self._graph(pipeline) is None:
+            return
+        if held is None:
+            if not self._free(run, now):
+                return  # a foreground `etl-craft run` is admitting it
+            try:
+                with self.db.write() as conn:
+                    transitions.hold_run(conn, run_id, owner_id=str(self.owner), lease_until=lease_until(now), now=now)
+            except StaleTransitionError:
+                return
+            held = self.held[run_id] = _Held(pipeline.pipeline_id, now)
+        admission = PipelineAdmission(
+            self.db,
+            self.config.orchestration,
+            pipeline,
+            str(self.owner),
+            self.actor,
+            log.info,
+            self.signals.sleep,
+            gate_wait_hook(self.db, self.config, pipeline.pipeline_code, run_id),
+        )
+        try:
+            with locks.hold(self.db, admit_lock(pipeline.pipeline_id), timeout=0):
+                admitted = admission.admit_once(run_id)
+        except (LockTimeoutError, StaleTransitionError) as busy:
+            # Another process is admitting a run of this pipeline, or one got in first: look again soon.
+            log.debug("%s: pipeline_run_id=%s not admitted yet: %s", pipeline.pipeline_code, run_id, busy.message)
+            held.next_look = utc_now()
+            return
+        if admitted.status == "QUEUED":
+            held.next_look = admitted.next_check_at or utc_now()
+            return
+        del self.held[run_id]
+        if admitted.status == "IN-PROGRESS":
+            log.info("%s: pipeline_run_id=%s admitted", pipeline.pipeline_code, run_id)
+            self._supervise_run(pipeline, run_id)
+        else:
+            log.info("%s: pipeline_run_id=%s %s: %s", pipeline.pipeline_code, run_id, admitted.status, admitted.reason)
+
+    def _take_over(self, pipeline: PipelineRow, run_id: int) -> None:
+        """An IN-PROGRESS run nobody holds (its overseer or foreground run stopped) is resumed here."""
+        if self._graph(pipeline) is None:
+            return
+        now = utc_now()
+        try:
+            with self.db.write() as conn:
+                transitions.start_run(conn, run_id, owner_id=str(self.owner), lease_until=lease_until(now), now=now)
+        except StaleTransitionError:
+            return
+        log.info("%s: pipeline_run_id=%s taken over and resumed", pipeline.pipeline_code, run_id)
+        self._supervise_run(pipeline, run_id)
+
+    def _supervise_run(self, pipeline: PipelineRow, run_id: int) -> None:
+        graph = self.graphs[pipeline.pipeline_id]
+        supervisor = RunSupervisor(
+            db=self.db,
+            config=self.config,
+            graph=graph,
+            run_id=run_id,
+            owner=self.owner,
+            actor=self.actor,
+            signals=self.signals,
+            progress=log.info,
+            log_level=self.log_level,
+            fences_lost_attempts=False,  # _reconcile does it for every run at once
+        )
+        self.supervised[run_id] = _Supervised(supervisor, pipeline.pipeline_id)
+
+    # --- supervision --------------------------------------------------------------------------------
+
+    def _supervise(self, events: Events) -> None:
+        dispatch = self._stop_at is None
+        for run_id, supervised in list(self.supervised.items()):
+            supervisor = supervised.supervisor
+            woken = run_id in events.runs or supervised.pipeline_id in events.pipelines
+            if not (woken or supervisor.processes.ended() or time.monotonic() >= supervised.wake_at):
+                continue
+            ended = supervisor.step(dispatch=dispatch)
+            if ended is not None:
+                del self.supervised[run_id]
+                code = supervisor.graph.code
+                log.info("%s: pipeline_run_id=%s %s %s", code, run_id, ended.run_status, ended.message)
+                continue
+            supervised.wake_at = time.monotonic() + min(self.sweep_seconds, supervisor.next_wake())
+
+    # --- shutdown -----------------------------------------------------------------------------------
+
+    def _begin_shutdown(self) -> None:
+        grace = self.config.orchestration.shutdown_grace_seconds
+        self._stop_at = time.monotonic() + grace
+        running = sum(len(s.supervisor.processes.children) for s in self.supervised.values())
+        log.info(
+            "%s: no new run or task starts; waiting up to %s s (Orchestration.Shutdown_grace_seconds) "
+            "for %s running attempt(s)",
+            self.signals.reason,
+            grace,
+            running,
+        )
+        for run_id in list(self.held):
+            try:
+                with self.db.write() as conn:
+                    transitions.release_run(conn, run_id, owner_id=str(self.owner))
+            except StaleTransitionError:
+                pass
+            del self.held[run_id]
+
+    def _shutdown_finished(self) -> bool:
+        """True once every run is left: after its attempts ended, or the grace ran out (or a second signal)."""
+        assert self._stop_at is not None
+        busy = any(s.supervisor.busy for s in self.supervised.values())
+        if busy and time.monotonic() < self._stop_at and self.signals.received < 2:
+            return False
+        reason = self.signals.reason or "stopped"
+        for run_id, supervised in list(self.supervised.items()):
+            supervised.supervisor.stop(reason)
+            del self.supervised[run_id]
+        return True

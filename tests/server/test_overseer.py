@@ -1,0 +1,249 @@
+"""Leadership, crash recovery, runs started elsewhere, cancellation and shutdown under real `etl-craft
+server` processes (S4.A, S4.B, S4.E), and the CLI's run date in the project time zone (W12)."""
+
+from __future__ import annotations
+
+import signal
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from etl_craft.core.actor import host_name
+from etl_craft.engine import tables as t
+from etl_craft.execution.process import descendants
+from tests.core.alerts.test_webhooks import KEY, deliveries, use_webhooks
+from tests.fixtures.harness import Harness, TaskSpec, process_alive
+from tests.server.overseer_fixtures import Clock, schedule, settled, start_server, stop_server
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def _overseers(harness: Harness) -> list:
+    return harness.rows(t.aud_overseers, order_by=t.aud_overseers.c.overseer_id)
+
+
+def _no_live_attempts(harness: Harness) -> None:
+    assert [a for a in harness.attempts() if a.status in ("QUEUED", "CLAIMED", "RUNNING")] == []
+
+
+def _hourly(harness: Harness, code: str, tasks: list[TaskSpec], deps=()) -> Clock:
+    """A pipeline due once, at 2026-05-01 00:00Z, on a clock that stays there."""
+    harness.pipeline(code, tasks, list(deps))
+    schedule(harness, code, "0 * * * *", start=date(2026, 5, 1))
+    return Clock(harness.root / "clock", datetime(2026, 5, 1, 0, 0, 30, tzinfo=UTC))
+
+
+def test_of_two_servers_exactly_one_leads_and_the_other_names_it(harness: Harness) -> None:
+    first, second = harness.start("server"), harness.start("server")
+    # The loser exits at once with LOCK_TIMEOUT (14); the winner keeps running.
+    refused = harness.wait_until(
+        lambda: next((s for s in (first, second) if s.process.poll() is not None), None), 60, "one server to exit"
+    )
+    leader = second if refused is first else first
+    result = refused.wait(10)
+    assert result.returncode == 14, str(result)
+    assert leader.process.poll() is None
+    running = harness.wait_until(lambda: [r for r in _overseers(harness) if r.stopped_at is None], 30, "the row")
+    assert [(r.host, r.pid) for r in running] == [(host_name(), leader.pid)]
+    assert f"on {host_name()} (pid {leader.pid}" in result.stderr
+    assert f"since {running[0].started_at:%Y-%m-%d %H:%M:%S}Z" in result.stderr
+    assert "Stop that server first (SIGTERM)" in result.stderr
+
+    stderr = stop_server(leader)
+    assert "leader" in stderr and f"overseer {running[0].overseer_id} stopped" in stderr
+    assert "password" not in stderr.lower()
+    rows = _overseers(harness)
+    assert len(rows) == 1  # the refused server wrote nothing
+    assert rows[0].stopped_at is not None and rows[0].stopped_by == rows[0].started_by
+    # The lock went with the process: a new server leads at once.
+    stop_server(start_server(harness))
+    assert [r.stopped_at is not None for r in _overseers(harness)] == [True, True]
+
+
+def test_kill_9_of_the_server_mid_run_then_a_new_server_finishes_the_run(
+    harness: Harness, start_receiver, monkeypatch
+) -> None:
+    receiver = start_receiver(KEY)
+    use_webhooks(harness, monkeypatch, receiver.url, extra="        events: [attempt_lost]\n")
+    clock = _hourly(
+        harness, "p", [TaskSpec("a", {"sleep": 120, "rows": 2}), TaskSpec("b", {"rows": 3})], [("b", "a", "SUCCESS")]
+    )
+    crashed = start_server(harness, clock)
+    running = harness.wait_for_attempt("a", "RUNNING")
+    harness.wait_until(lambda: running.pid in descendants(crashed.pid), 30, "the task process")
+    crashed.process.kill()
+    crashed.wait(30)
+    assert process_alive(running.pid)  # its own session: it outlives the overseer, unsupervised
+    harness.migrate(
+        "UPDATE CFG_TASK_PARAMETERS SET PARAMETER_VALUE = '{\"rows\": 2}' WHERE PARAMETER_VALUE LIKE '%sleep%';\n"
+    )
+
+    successor = start_server(harness, clock)
+    runs = harness.wait_until(lambda: settled(harness, 1), 120, "the run to end")
+    stop_server(successor)
+
+    assert [(r.status, r.owner_id, r.run_key) for r in runs] == [("SUCCESS", None, "schedule:2026-05-01T00:00:00Z")]
+    assert {code: (r.status, r.rows_written) for code, r in harness.task_runs().items()} == {
+        "a": ("SUCCESS", 2),
+        "b": ("SUCCESS", 3),
+    }
+    attempts = [(a.task_code, a.attempt_number, a.status) for a in harness.attempts()]
+    assert attempts == [("a", 1, "LOST"), ("a", 2, "SUCCESS"), ("b", 1, "SUCCESS")]
+    lost = harness.attempts("a")[0]
+    assert lost.error_message.startswith("attempt 1 was lost: owner ") and str(crashed.pid) in lost.owner_id
+    assert not process_alive(running.pid)  # the orphan was stopped, not left to write after the fence
+    _no_live_attempts(harness)
+    first, second = _overseers(harness)
+    assert (first.pid, first.stopped_at) == (crashed.pid, None)  # a hard kill leaves its heartbeat only
+    assert (second.pid, second.stopped_at is not None) == (successor.pid, True)
+    # The successor told the alert channels about the lost attempt, as a foreground run would.
+    assert [(d.json["event"], d.json["task"]["attempt_id"], d.valid_signature) for d in receiver.deliveries] == [
+        ("attempt_lost", lost.attempt_id, True)
+    ]
+    assert [(r.event, r.attempt_id, r.status) for r in deliveries(harness)] == [
+        ("attempt_lost", lost.attempt_id, "DELIVERED")
+    ]
+
+
+def test_a_cli_run_stopped_by_sigterm_is_taken_over_by_the_server(harness: Harness) -> None:
+    harness.pipeline("p", [TaskSpec("a", {"sleep": 120}), TaskSpec("b", {"rows": 3})], [("b", "a", "SUCCESS")])
+    foreground = harness.start("run", "--pipeline_code", "p")
+    harness.wait_for_attempt("a", "RUNNING")
+    foreground.signal(signal.SIGTERM)
+    assert foreground.wait(60).returncode == 22
+    assert [(r.status, r.owner_id, r.trigger_kind) for r in harness.runs()] == [("IN-PROGRESS", None, "MANUAL")]
+    harness.migrate(
+        "UPDATE CFG_TASK_PARAMETERS SET PARAMETER_VALUE = '{\"rows\": 5}' WHERE PARAMETER_VALUE LIKE '%sleep%';\n"
+    )
+
+    server = start_server(harness)
+    runs = harness.wait_until(lambda: settled(harness, 1), 120, "the run to end")
+    stderr = stop_server(server)
+
+    assert [(r.status, r.owner_id) for r in runs] == [("SUCCESS", None)]
+    assert f"p: pipeline_run_id={runs[0].pipeline_run_id} taken over and resumed" in stderr
+    assert [(a.task_code, a.status, a.error_message) for a in harness.attempts()] == [
+        ("a", "FAILED", "stopped: the parent etl-craft run received SIGTERM"),
+        ("a", "SUCCESS", None),
+        ("b", "SUCCESS", None),
+    ]
+    assert harness.task_runs()["a"].rows_written == 5
+    assert harness.attempts()[1].owner_id.split(":")[1] == str(server.pid)
+
+
+def test_a_run_created_by_the_cli_while_the_server_runs_is_picked_up(harness: Harness) -> None:
+    harness.pipeline("p", [TaskSpec("a", {"rows": 2}), TaskSpec("b", {"rows": 3})], [("b", "a", "SUCCESS")])
+    server = start_server(harness)
+    created = harness.cli("run", "--pipeline_code", "p", "--init-only")
+    assert created.returncode == 0, str(created)
+    runs = harness.wait_until(lambda: settled(harness, 1), 120, "the server to finish the run")
+    stderr = stop_server(server)
+
+    assert [(r.status, r.owner_id, r.trigger_kind) for r in runs] == [("SUCCESS", None, "MANUAL")]
+    assert f"p: pipeline_run_id={runs[0].pipeline_run_id} taken over and resumed" in stderr
+    assert {code: (r.status, r.rows_written) for code, r in harness.task_runs().items()} == {
+        "a": ("SUCCESS", 2),
+        "b": ("SUCCESS", 3),
+    }
+    assert all(a.owner_id.split(":")[1] == str(server.pid) for a in harness.attempts())
+
+
+def test_a_cli_run_while_the_server_runs_is_left_to_the_cli(harness: Harness) -> None:
+    harness.pipeline("p", [TaskSpec("a", {"sleep": 4, "rows": 2})])
+    server = start_server(harness)
+    foreground = harness.cli("run", "--pipeline_code", "p")
+    assert foreground.returncode == 0, str(foreground)
+    stop_server(server)
+
+    runs = harness.runs()
+    assert [(r.status, r.owner_id, r.trigger_kind) for r in runs] == [("SUCCESS", None, "MANUAL")]
+    attempts = harness.attempts()
+    assert [(a.status, a.attempt_number) for a in attempts] == [("SUCCESS", 1)]
+    # The attempt's owner is the foreground `run`, never the server.
+    assert str(server.pid) not in attempts[0].owner_id
+
+
+def test_cancel_while_the_server_supervises_stops_the_run(harness: Harness) -> None:
+    clock = _hourly(harness, "p", [TaskSpec("a", {"sleep": 120}), TaskSpec("b")], [("b", "a", "SUCCESS")])
+    server = start_server(harness, clock)
+    running = harness.wait_for_attempt("a", "RUNNING")
+    done = harness.cli("cancel", "--pipeline_code", "p", "--reason", "wrong feed", ETL_CRAFT_ACTOR="alice")
+    assert done.returncode == 0, str(done)
+    harness.wait_until(lambda: not process_alive(running.pid), 30, "the task process to stop")
+    # The server neither restarts the cancelled run nor creates another one for the same tick.
+    harness.wait_until(lambda: harness.attempts("a")[-1].status == "CANCELLED", 30, "the attempt to end")
+    stop_server(server)
+
+    runs = harness.runs()
+    assert [(r.status, r.owner_id, r.ended_by) for r in runs] == [("CANCELLED", None, "alice")]
+    assert {code: r.status for code, r in harness.task_runs().items()} == {"a": "CANCELLED"}
+    assert [(a.status, a.error_message) for a in harness.attempts()] == [
+        ("CANCELLED", "cancelled by alice: wrong feed")
+    ]
+
+
+def test_shutdown_lets_running_attempts_finish_within_the_grace(harness: Harness) -> None:
+    clock = _hourly(harness, "p", [TaskSpec("a", {"sleep": 4, "rows": 2}), TaskSpec("b")], [("b", "a", "SUCCESS")])
+    server = start_server(harness, clock)
+    harness.wait_for_attempt("a", "RUNNING")
+    stderr = stop_server(server)
+
+    assert "received SIGTERM: no new run or task starts; waiting up to 60 s" in stderr
+    attempts = [(a.task_code, a.status) for a in harness.attempts()]
+    assert attempts == [("a", "SUCCESS")]  # finished in the grace; b was not started after the signal
+    run = harness.runs()[0]
+    assert (run.status, run.owner_id) == ("IN-PROGRESS", None)
+    assert {code: r.status for code, r in harness.task_runs().items()} == {"a": "SUCCESS"}
+    # The next server resumes the run where it stopped.
+    successor = start_server(harness, clock)
+    harness.wait_until(lambda: settled(harness, 1), 120, "the run to end")
+    stop_server(successor)
+    assert [(a.task_code, a.status) for a in harness.attempts()] == [("a", "SUCCESS"), ("b", "SUCCESS")]
+    assert harness.runs()[0].status == "SUCCESS"
+
+
+def test_shutdown_stops_attempts_still_running_after_the_grace(harness: Harness) -> None:
+    harness.project.orchestration = "  Mode: local\n  Shutdown_grace_seconds: 1\n"
+    harness.project.write_config()
+    clock = _hourly(harness, "p", [TaskSpec("a", {"sleep": 120})])
+    server = start_server(harness, clock)
+    running = harness.wait_for_attempt("a", "RUNNING")
+    family = [running.pid, *descendants(running.pid)]
+    stop_server(server, timeout=60)
+
+    assert not any(process_alive(pid) for pid in family)
+    assert [(a.status, a.error_message) for a in harness.attempts()] == [
+        ("FAILED", "stopped: the parent etl-craft server received SIGTERM")
+    ]
+    run = harness.runs()[0]
+    assert (run.status, run.owner_id, run.lease_expires_at) == ("IN-PROGRESS", None, None)
+
+
+def test_w12_a_cli_run_date_is_today_in_the_project_time_zone(harness: Harness) -> None:
+    # Of two zones a day apart, at least one has a date other than UTC's at any moment.
+    zone = next(
+        z
+        for z in ("Pacific/Kiritimati", "Pacific/Pago_Pago")
+        if datetime.now(ZoneInfo(z)).date() != datetime.now(UTC).date()
+    )
+    harness.project.orchestration = f"  Mode: local\n  Timezone: {zone}\n"
+    harness.project.write_config()
+    harness.pipeline("p", [TaskSpec("a")])
+    before = datetime.now(ZoneInfo(zone)).date()
+    assert harness.cli("run", "--pipeline_code", "p").returncode == 0
+    after = datetime.now(ZoneInfo(zone)).date()
+    run = harness.runs()[0]
+    assert run.run_date in (before, after)
+    assert run.run_date != datetime.now(UTC).date() or before != after
+    assert abs(run.run_date - datetime.now(UTC).date()) == timedelta(days=1)
+
+
+def test_remote_mode_refuses_the_server(harness: Harness) -> None:
+    harness.project.orchestration = "  Mode: remote\n"
+    harness.project.write_config()
+    refused = harness.cli("server", timeout=60)
+    assert refused.returncode == 18, str(refused)
+    assert "found Orchestration.Mode: remote" in refused.stderr
+    assert "set Orchestration.Mode to local" in refused.stderr
+    assert _overseers(harness) == []

@@ -1,0 +1,141 @@
+"""Scheduled runs under a real `etl-craft server` with a clock the test moves (S4.C, W7)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+
+from etl_craft.engine import tables as t
+from tests.fixtures.harness import Harness, TaskSpec
+from tests.server.overseer_fixtures import Clock, runs_by_key, schedule, settled, start_server, stop_server
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def test_catch_up_creates_the_latest_runs_and_records_older_ticks_skipped(harness: Harness) -> None:
+    harness.pipeline("daily", [TaskSpec("a"), TaskSpec("b")], [("b", "a", "SUCCESS")])
+    schedule(harness, "daily", "0 0 * * *", start=date(2026, 3, 1), catchup="Y", max_catchup_runs=2)
+    clock = Clock(harness.root / "clock", datetime(2026, 3, 3, 12, 0, tzinfo=UTC))  # three ticks missed
+    server = start_server(harness, clock)
+    runs = harness.wait_until(lambda: settled(harness, 3), 120, "three settled runs")
+    stop_server(server)
+
+    by_key = runs_by_key(harness)
+    assert sorted(by_key) == [
+        "schedule:2026-03-01T00:00:00Z",
+        "schedule:2026-03-02T00:00:00Z",
+        "schedule:2026-03-03T00:00:00Z",
+    ]
+    missed = by_key["schedule:2026-03-01T00:00:00Z"]
+    assert (missed.status, missed.trigger_kind, missed.run_date) == ("SKIPPED", "SCHEDULE", date(2026, 3, 1))
+    assert missed.started_by_kind == "SCHEDULE"
+    skipped_tasks = harness.task_runs(missed.pipeline_run_id)
+    assert {code: (r.status, r.error_message) for code, r in skipped_tasks.items()} == {
+        "a": ("SKIPPED", "missed while no overseer was running"),
+        "b": ("SKIPPED", "missed while no overseer was running"),
+    }
+    caught_up = [by_key["schedule:2026-03-02T00:00:00Z"], by_key["schedule:2026-03-03T00:00:00Z"]]
+    assert [(r.status, r.run_date, r.trigger_kind) for r in caught_up] == [
+        ("SUCCESS", date(2026, 3, 2), "SCHEDULE"),
+        ("SUCCESS", date(2026, 3, 3), "SCHEDULE"),
+    ]
+    assert caught_up[0].pipeline_run_id < caught_up[1].pipeline_run_id  # oldest first
+    assert caught_up[0].end_date <= caught_up[1].start_date or caught_up[1].owner_id is None
+    for run in caught_up:
+        assert {code: r.status for code, r in harness.task_runs(run.pipeline_run_id).items()} == {
+            "a": "SUCCESS",
+            "b": "SUCCESS",
+        }
+    assert len(runs) == 3
+    assert all(a.status == "SUCCESS" for a in harness.attempts())
+    assert len(harness.attempts()) == 4
+
+
+def test_catchup_n_runs_only_the_latest_tick_and_ticks_follow_the_schedule_zone(harness: Harness) -> None:
+    harness.pipeline("ny", [TaskSpec("a")])
+    # 23:30 in New York is the next day in UTC: the run date is the tick's date in the schedule's zone.
+    schedule(harness, "ny", "30 23 * * *", timezone="America/New_York", start=date(2026, 7, 1))
+    clock = Clock(harness.root / "clock", datetime(2026, 7, 3, 12, 0, tzinfo=UTC))
+    server = start_server(harness, clock)
+    harness.wait_until(lambda: settled(harness, 2), 120, "two settled runs")
+    clock.set(datetime(2026, 7, 4, 3, 31, tzinfo=UTC))  # 2026-07-03 23:31 EDT: a tick on time
+    harness.wait_until(lambda: settled(harness, 3), 120, "the on-time run")
+    stop_server(server)
+
+    by_key = runs_by_key(harness)
+    assert {k: (r.status, r.run_date) for k, r in by_key.items()} == {
+        "schedule:2026-07-02T03:30:00Z": ("SKIPPED", date(2026, 7, 1)),
+        "schedule:2026-07-03T03:30:00Z": ("SUCCESS", date(2026, 7, 2)),
+        "schedule:2026-07-04T03:30:00Z": ("SUCCESS", date(2026, 7, 3)),
+    }
+
+
+@pytest.mark.parametrize("policy", ["SKIP", "QUEUE"])
+def test_overlap_policy(harness: Harness, policy: str) -> None:
+    harness.pipeline("slow", [TaskSpec("a", {"sleep": 6})])
+    schedule(harness, "slow", "0 * * * *", start=date(2026, 5, 1), overlap=policy)
+    clock = Clock(harness.root / "clock", datetime(2026, 5, 1, 0, 0, 30, tzinfo=UTC))
+    server = start_server(harness, clock)
+    harness.wait_for_attempt("a", "RUNNING")
+    clock.set(datetime(2026, 5, 1, 1, 0, 30, tzinfo=UTC))  # the next tick while the first run is active
+    harness.wait_until(lambda: len(harness.runs()) == 2, 60, "the second tick's run")
+    second = runs_by_key(harness)["schedule:2026-05-01T01:00:00Z"]
+    assert second.status == ("SKIPPED" if policy == "SKIP" else "QUEUED")
+    harness.wait_until(lambda: settled(harness, 2), 120, "both runs to end")
+    stop_server(server)
+
+    first, second = harness.runs()
+    assert first.status == "SUCCESS"
+    if policy == "SKIP":
+        assert second.status == "SKIPPED"
+        assert harness.task_runs(second.pipeline_run_id)["a"].error_message == "previous run still active"
+        assert len(harness.attempts()) == 1
+    else:
+        assert second.status == "SUCCESS"
+        assert second.start_date <= first.end_date  # queued while the first ran
+        assert len(harness.attempts()) == 2
+        assert harness.attempts()[1].started_at >= first.end_date  # and started only after it ended
+
+
+def test_retries_under_the_server_w7(harness: Harness) -> None:
+    """W7: with no cron and no Airflow, a scheduled run retries a failing task by itself."""
+    counter = harness.root / "counter"
+    harness.pipeline(
+        "flaky",
+        [
+            TaskSpec(
+                "a",
+                {"fail_times": 1, "counter": str(counter)},
+                parameters={"RETRIES": "1", "RETRY_DELAY_SECONDS": "0"},
+            )
+        ],
+    )
+    schedule(harness, "flaky", "*/5 * * * *", start=date(2026, 5, 1))
+    clock = Clock(harness.root / "clock", datetime(2026, 5, 1, 0, 0, 10, tzinfo=UTC))
+    server = start_server(harness, clock)
+    (run,) = harness.wait_until(lambda: settled(harness, 1), 120, "the run")
+    stop_server(server)
+
+    assert (run.status, run.run_key) == ("SUCCESS", "schedule:2026-05-01T00:00:00Z")
+    assert [(a.attempt_number, a.status) for a in harness.attempts("a")] == [(1, "FAILED"), (2, "SUCCESS")]
+    assert counter.read_text() == "2"
+
+
+def test_a_paused_pipeline_records_its_ticks_skipped(harness: Harness) -> None:
+    harness.pipeline("held", [TaskSpec("a")])
+    schedule(harness, "held", "0 * * * *", start=date(2026, 5, 1))
+    assert (
+        harness.cli("pause", "--pipeline_code", "held", "--reason", "vendor outage", ETL_CRAFT_ACTOR="ops").returncode
+        == 0
+    )
+    clock = Clock(harness.root / "clock", datetime(2026, 5, 1, 0, 0, 10, tzinfo=UTC))
+    server = start_server(harness, clock)
+    (run,) = harness.wait_until(lambda: settled(harness, 1), 60, "the tick's run")
+    stop_server(server)
+
+    assert run.status == "SKIPPED"
+    reason = harness.task_runs(run.pipeline_run_id)["a"].error_message
+    assert reason == "the pipeline is paused by ops (vendor outage)"
+    assert harness.attempts() == []
+    assert harness.rows(t.aud_overseers)[0].stopped_at is not None
