@@ -139,3 +139,37 @@ def test_a_paused_pipeline_records_its_ticks_skipped(harness: Harness) -> None:
     assert reason == "the pipeline is paused by ops (vendor outage)"
     assert harness.attempts() == []
     assert harness.rows(t.aud_overseers)[0].stopped_at is not None
+
+
+def test_a_schedule_changed_while_the_server_runs_takes_effect_without_a_restart(harness: Harness) -> None:
+    harness.pipeline("moved", [TaskSpec("a", parameters={"RETRIES": "0"})])
+    harness.pipeline("retired", [TaskSpec("a")])
+    schedule(harness, "moved", "0 * * * *", start=date(2026, 5, 1))
+    schedule(harness, "retired", "0 * * * *", start=date(2026, 5, 1))
+    clock = Clock(harness.root / "clock", datetime(2026, 5, 1, 0, 0, 10, tzinfo=UTC))
+    server = start_server(harness, clock)
+    harness.wait_until(lambda: settled(harness, 2), 60, "the first ticks' runs")
+
+    def reloads() -> int:
+        return server.err_path.read_text().count("metadata changed")
+
+    # The metadata version moves on a deletion as on an update: the server reloads after each.
+    harness.migrate("DELETE FROM CFG_TASK_PARAMETERS WHERE PARAMETER_NAME = 'RETRIES';\n")
+    harness.wait_until(lambda: reloads() == 1, 30, "the reload after a deletion")
+    harness.migrate(
+        "UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '30 * * * *' WHERE PIPELINE_CODE = 'moved';\n"
+        "UPDATE CFG_PIPELINES SET ACTIVE_FLAG = 'N' WHERE PIPELINE_CODE = 'retired';\n"
+    )
+    harness.wait_until(lambda: reloads() == 2, 30, "the reload after an update")
+    clock.set(datetime(2026, 5, 1, 1, 0, 10, tzinfo=UTC))  # 00:30 and 01:00 are past
+    harness.wait_until(lambda: settled(harness, 3), 60, "the moved schedule's tick")
+    stop_server(server)
+
+    keys = sorted((r.pipeline_id, r.run_key, r.status) for r in harness.runs())
+    moved_id = keys[0][0]
+    # The new schedule's tick ran, the old one's (01:00) did not, and the retired pipeline got none.
+    assert [(k, s) for p, k, s in keys if p == moved_id] == [
+        ("schedule:2026-05-01T00:00:00Z", "SUCCESS"),
+        ("schedule:2026-05-01T00:30:00Z", "SUCCESS"),
+    ]
+    assert [(k, s) for p, k, s in keys if p != moved_id] == [("schedule:2026-05-01T00:00:00Z", "SUCCESS")]
