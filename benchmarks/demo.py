@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -24,6 +23,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from benchmarks import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "release" / "benchmarks"
@@ -84,12 +85,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     report = {
         "benchmark": "demo",
         "recorded_at": datetime.now(UTC).isoformat(),
-        "machine": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "load_average_1m": round(os.getloadavg()[0], 2),
-        },
+        "machine": machine(),
         "command": "etl-craft demo (the README's first command, after installing)",
         "rounds": rounds,
         "median_wall_seconds": median_wall,

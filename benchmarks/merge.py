@@ -15,7 +15,6 @@ import functools
 import json
 import logging
 import os
-import platform
 import statistics
 import tempfile
 import time
@@ -29,6 +28,7 @@ import duckdb
 import psycopg
 import sqlalchemy as sa
 
+from benchmarks import machine
 from etl_craft.config.loader import load_config
 from etl_craft.core.enums import Handler, TriggerKind
 from etl_craft.engine import migrations
@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         "schema": "etl-craft/benchmark/1",
         "benchmark": "merge",
         "created_at": datetime.now(UTC).isoformat(),
-        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
+        "machine": machine(),
         "versions": {
             "duckdb": duckdb.__version__,
             "psycopg": psycopg.__version__,

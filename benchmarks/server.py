@@ -43,7 +43,6 @@ import argparse
 import contextlib
 import json
 import os
-import platform
 import shutil
 import signal
 import subprocess
@@ -59,6 +58,8 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+
+from benchmarks import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "release" / "benchmarks"
@@ -622,12 +623,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     report: dict[str, Any] = {
         "benchmark": "server",
         "recorded_at": datetime.now(UTC).isoformat(),
-        "machine": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "load_average_1m": round(os.getloadavg()[0], 2),
-        },
+        "machine": machine(),
         "shape": {
             "pipelines": args.pipelines,
             "tasks_per_pipeline": args.tasks,

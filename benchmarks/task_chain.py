@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -22,6 +21,8 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+from benchmarks import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "release" / "benchmarks"
@@ -140,7 +141,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     report = {
         "benchmark": "task_chain",
         "recorded_at": datetime.now(UTC).isoformat(),
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": machine(),
         "chain": chain,
         "baseline_cold_task_process": cold,
         "ratios": {
