@@ -80,6 +80,10 @@ def test_kill_9_of_the_server_mid_run_then_a_new_server_finishes_the_run(
     )
 
     successor = start_server(harness, clock)
+    # A third server names the live overseer, never the dead one whose row was left open.
+    refused = harness.cli("server", timeout=60)
+    assert refused.returncode == 14, str(refused)
+    assert f"(pid {successor.pid}," in refused.stderr and f"(pid {crashed.pid}," not in refused.stderr
     runs = harness.wait_until(lambda: settled(harness, 1), 120, "the run to end")
     stop_server(successor)
 

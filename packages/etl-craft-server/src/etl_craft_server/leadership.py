@@ -12,8 +12,10 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 
 from etl_craft.core.actor import Actor, host_name
 from etl_craft.core.clock import utc_now
@@ -21,8 +23,10 @@ from etl_craft.core.errors import LockTimeoutError
 from etl_craft.engine import locks, overseers, transitions
 from etl_craft.engine.database import EngineDb
 from etl_craft.execution.leases import RENEW_SECONDS, lease_until
+from etl_craft.execution.process import process_start
 
 LEADERSHIP_LOCK = "overseer"
+HOLDER_ROW_WAIT_SECONDS = 5.0
 log = logging.getLogger("etl_craft.server")
 
 
@@ -36,8 +40,7 @@ def leadership(db: EngineDb, version: str, actor: Actor) -> Iterator[int]:
         try:
             stack.enter_context(locks.hold(db, LEADERSHIP_LOCK, timeout=0))
         except LockTimeoutError:
-            with db.read() as conn:
-                active = overseers.latest_running(conn)
+            active = _active_overseer(db)
             raise LockTimeoutError(
                 "etl-craft server",
                 found=(active.describe() if active else "another overseer") + " is active",
@@ -53,6 +56,28 @@ def leadership(db: EngineDb, version: str, actor: Actor) -> Iterator[int]:
         finally:
             with contextlib.suppress(Exception), db.write() as conn:
                 overseers.record_stop(conn, overseer_id, actor=actor, now=utc_now())
+
+
+def _active_overseer(db: EngineDb) -> overseers.OverseerRow | None:
+    """The row of the overseer that holds the lock.
+
+    The holder writes its row just after it takes the lock, so a server that lost a race for it may
+    look before the row exists, and a hard-killed overseer's row stays open with an old heartbeat:
+    look again for a few seconds until an open row with a recent heartbeat (and, on this host, a live
+    process) appears.
+    """
+    deadline = time.monotonic() + HOLDER_ROW_WAIT_SECONDS
+    while True:
+        with db.read() as conn:
+            active = overseers.latest_running(conn)
+        holder = (
+            active is not None
+            and utc_now() - active.heartbeat_at < timedelta(seconds=2 * RENEW_SECONDS)
+            and (active.host != host_name() or process_start(active.pid) is not None)
+        )
+        if holder or time.monotonic() >= deadline:
+            return active
+        time.sleep(0.1)
 
 
 class OverseerHeartbeat(threading.Thread):
