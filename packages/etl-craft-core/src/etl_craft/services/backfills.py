@@ -23,10 +23,10 @@ from etl_craft.execution.leases import lease_until
 from etl_craft.execution.process import my_owner_id
 from etl_craft.execution.reconcile import reconcile
 from etl_craft.execution.signals import StopSignals
-from etl_craft.execution.supervisor import Ending, RunSupervisor, Scope
+from etl_craft.execution.supervisor import Ending, Scope
 from etl_craft.services.actions import record_request
 from etl_craft.services.context import OperationContext
-from etl_craft.services.run_request import Progress, RunRequest, config_fingerprint
+from etl_craft.services.run_request import Progress, RunRequest, config_fingerprint, supervise
 from etl_craft.services.warehouse_file import require_warehouse_file
 
 MAX_DATES = 366
@@ -89,19 +89,7 @@ def run_backfill(
         run_id = _start_date(ctx, graph, day, str(owner))
         if isinstance(run_id, str):
             return _stopped(graph, first, last, done, day, request, run_id, "INCOMPLETE", ExitCode.INCOMPLETE)
-        supervisor = RunSupervisor(
-            db=ctx.db,
-            config=ctx.config,
-            graph=graph,
-            run_id=run_id,
-            owner=owner,
-            actor=ctx.actor,
-            scope=Scope(),
-            signals=signals,
-            progress=progress,
-            log_level=request.log_level,
-        )
-        outcome = supervisor.supervise()
+        outcome = supervise(ctx, graph, run_id, owner, Scope(), signals, progress, request)
         done.append(
             BackfillDate(day, run_id, outcome.run_status if outcome.ending is Ending.FINISHED else "IN-PROGRESS")
         )

@@ -18,10 +18,10 @@ from etl_craft.execution.leases import lease_until
 from etl_craft.execution.outcome import settle
 from etl_craft.execution.process import OwnerId
 from etl_craft.execution.signals import StopSignals
-from etl_craft.execution.supervisor import Ending, RunSupervisor, Scope, Supervised
+from etl_craft.execution.supervisor import Ending, Scope, Supervised
 from etl_craft.services.actions import record_request
 from etl_craft.services.context import OperationContext
-from etl_craft.services.run_request import Progress, RunRequest, ending_result, result, summary
+from etl_craft.services.run_request import Progress, RunRequest, ending_result, result, summary, supervise
 from etl_craft.services.views import OperationResult
 
 
@@ -84,19 +84,7 @@ def orchestrated_task(
             ": "
         ),
     )
-    supervisor = RunSupervisor(
-        db=ctx.db,
-        config=ctx.config,
-        graph=graph,
-        run_id=run.pipeline_run_id,
-        owner=owner,
-        actor=ctx.actor,
-        scope=scope,
-        signals=signals,
-        progress=progress,
-        log_level=request.log_level,
-    )
-    outcome = supervisor.supervise()
+    outcome = supervise(ctx, graph, run.pipeline_run_id, owner, scope, signals, progress, request)
     if outcome.ending is Ending.SETTLED:
         state = outcome.states.get(task_id)
         task_status = state.phase.value if state else "NOT RUN"
@@ -183,19 +171,7 @@ def repair(
             ": "
         ),
     )
-    supervisor = RunSupervisor(
-        db=ctx.db,
-        config=ctx.config,
-        graph=graph,
-        run_id=run_id,
-        owner=owner,
-        actor=ctx.actor,
-        scope=scope,
-        signals=signals,
-        progress=progress,
-        log_level=request.log_level,
-    )
-    outcome = supervisor.supervise()
+    outcome = supervise(ctx, graph, run_id, owner, scope, signals, progress, request)
     if outcome.ending is Ending.SETTLED and not downstream:
         outcome = _after_single_repair(ctx, graph, run_id, task_id, request, owner, outcome)
     elif outcome.ending is Ending.SETTLED:

@@ -11,7 +11,10 @@ from zoneinfo import ZoneInfo
 from etl_craft.core.errors import ExitCode, UsageError
 from etl_craft.engine import runlog
 from etl_craft.engine.runlog import PipelineRow
-from etl_craft.execution.supervisor import Ending, Supervised
+from etl_craft.execution.graph import Graph
+from etl_craft.execution.process import OwnerId
+from etl_craft.execution.signals import StopSignals
+from etl_craft.execution.supervisor import Ending, RunSupervisor, Scope, Supervised
 from etl_craft.services.context import OperationContext
 from etl_craft.services.views import OperationResult, RunView, TaskRunView
 
@@ -87,6 +90,31 @@ class RunRequest:
         for broken, message in rules:
             if broken:
                 raise UsageError("etl-craft run", found=message, expected="a valid combination of options")
+
+
+def supervise(
+    ctx: OperationContext,
+    graph: Graph,
+    run_id: int,
+    owner: OwnerId,
+    scope: Scope,
+    signals: StopSignals,
+    progress: Progress,
+    request: RunRequest,
+) -> Supervised:
+    """Supervise a run in the foreground, as this command's own overseer, until it settles or stops."""
+    return RunSupervisor(
+        db=ctx.db,
+        config=ctx.config,
+        graph=graph,
+        run_id=run_id,
+        owner=owner,
+        actor=ctx.actor,
+        scope=scope,
+        signals=signals,
+        progress=progress,
+        log_level=request.log_level,
+    ).supervise()
 
 
 def project_today(ctx: OperationContext) -> date:

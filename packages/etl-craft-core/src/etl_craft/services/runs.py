@@ -14,7 +14,7 @@ from etl_craft.execution.leases import lease_until
 from etl_craft.execution.process import OwnerId, my_owner_id
 from etl_craft.execution.reconcile import reconcile
 from etl_craft.execution.signals import StopSignals
-from etl_craft.execution.supervisor import Ending, RunSupervisor, Scope
+from etl_craft.execution.supervisor import Ending, Scope
 from etl_craft.services import repairs, run_steps
 from etl_craft.services.actions import record_request
 from etl_craft.services.context import OperationContext
@@ -27,6 +27,7 @@ from etl_craft.services.run_request import (
     project_today,
     result,
     summary,
+    supervise,
 )
 from etl_craft.services.selection import RunSelector, required_run, selected_run
 from etl_craft.services.views import OperationResult
@@ -185,19 +186,12 @@ def _whole_run(
     progress(
         f"{graph.code}: pipeline_run_id={run_id} run_date={admitted.run_date} started ({len(graph.tasks)} task(s))"
     )
-    supervisor = RunSupervisor(
-        db=ctx.db,
-        config=ctx.config,
-        graph=graph,
-        run_id=run_id,
-        owner=owner,
-        actor=ctx.actor,
-        scope=Scope(force=request.force),
-        signals=signals,
-        progress=progress,
-        log_level=request.log_level,
+    return ending_result(
+        ctx,
+        graph.pipeline,
+        run_id,
+        supervise(ctx, graph, run_id, owner, Scope(force=request.force), signals, progress, request),
     )
-    return ending_result(ctx, graph.pipeline, run_id, supervisor.supervise())
 
 
 def _task_run(
@@ -280,19 +274,7 @@ def _task_run(
         if request.ignore_dependencies
         else None,
     )
-    supervisor = RunSupervisor(
-        db=ctx.db,
-        config=ctx.config,
-        graph=graph,
-        run_id=run_id,
-        owner=owner,
-        actor=ctx.actor,
-        scope=scope,
-        signals=signals,
-        progress=progress,
-        log_level=request.log_level,
-    )
-    outcome = supervisor.supervise()
+    outcome = supervise(ctx, graph, run_id, owner, scope, signals, progress, request)
     if outcome.ending is Ending.SETTLED:
         state = outcome.states.get(node.task_id)
         task_status = state.phase.value if state else "NOT RUN"
