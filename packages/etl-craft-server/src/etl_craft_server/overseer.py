@@ -62,7 +62,6 @@ OVERSEEN_KINDS = ("SCHEDULE", "MANUAL")
 class _Held:
     """A QUEUED run this overseer holds while its pipeline gates are judged."""
 
-    pipeline_id: int
     next_look: datetime
 
 
@@ -197,7 +196,7 @@ class Overseer:
             if version == self.metadata_version:
                 return
             self.pipelines = {p.pipeline_id: p for p in runlog.pipelines(conn)}
-            self.schedules.load(conn)
+            self.schedules.load(conn, list(self.pipelines.values()))
         if self.metadata_version != -1:
             log.info("metadata changed (version %s): pipelines, graphs and schedules reloaded", version)
         self.metadata_version = version
@@ -287,7 +286,7 @@ class Overseer:
                     transitions.hold_run(conn, run_id, owner_id=str(self.owner), lease_until=lease_until(now), now=now)
             except StaleTransitionError:
                 return
-            held = self.held[run_id] = _Held(pipeline.pipeline_id, now)
+            held = self.held[run_id] = _Held(now)
         admission = PipelineAdmission(
             self.db,
             self.config.orchestration,

@@ -90,9 +90,10 @@ class Schedules:
         self.db, self.default_timezone, self.online_since, self.actor = db, default_timezone, online_since, actor
         self.pipelines: dict[int, ScheduledPipeline] = {}
 
-    def load(self, conn: sa.Connection) -> None:
-        """Read every active scheduled pipeline and where its ticks resume (after a metadata change too)."""
-        rows = [p for p in runlog.pipelines(conn) if p.run_schedule]
+    def load(self, conn: sa.Connection, pipelines: list[PipelineRow]) -> None:
+        """Take the scheduled ones of the active pipelines and read where their ticks resume (after a
+        metadata change too)."""
+        rows = [p for p in pipelines if p.run_schedule]
         latest = _latest_tick_keys(conn, [p.pipeline_id for p in rows])
         created = _creation_times(conn, [p.pipeline_id for p in rows])
         self.pipelines = {}
