@@ -5,7 +5,7 @@ then 10% of the source rows change. Each round times the hand-written UPDATE ...
 that change and the etl-craft action doing the same, in alternating order, and reports the median
 ratio etl-craft / hand-written. Results go to release/benchmarks/merge-<rows>.json.
 
-    uv run python -m benchmarks.merge [--rows 1000000] [--rounds 3] [--warehouse postgres|duckdb|all]
+    uv run python -m benchmarks.merge [--rows 1000000] [--rounds 4] [--warehouse postgres|duckdb|all]
 """
 
 from __future__ import annotations
@@ -79,6 +79,18 @@ class Warehouse:
             for sql in statements:
                 conn.execute(sql)
             conn.commit()
+
+    def settle(self, *statements: str) -> None:
+        """PostgreSQL: run maintenance statements outside a transaction, then write every dirty page out.
+
+        Before each timed step, so neither side pays for the other's dirty pages, autovacuum or the
+        hint bits a first reader of fresh rows sets (DuckDB has none of these effects to settle).
+        """
+        if self.kind != "postgres":
+            return
+        with psycopg.connect(**PG, dbname=self.database, autocommit=True) as conn:
+            for sql in (*statements, "CHECKPOINT"):
+                conn.execute(sql)
 
     def series(self, rows: int) -> str:
         if self.kind == "postgres":
@@ -255,10 +267,8 @@ def bench_warehouse(kind: str, rows: int, rounds: int, changed: float) -> list[d
                 "CREATE TABLE bench.hand_scd1 AS SELECT * FROM bench.etl_scd1",
                 "CREATE TABLE bench.hand_scd2 AS SELECT * FROM bench.etl_scd2",
             )
-            if kind == "postgres":  # both sides start from analyzed tables
-                wh.run(
-                    *(f"ANALYZE bench.{name}" for name in ("source", "etl_scd1", "etl_scd2", "hand_scd1", "hand_scd2"))
-                )
+            # Both sides start from vacuumed, analyzed tables.
+            wh.settle(*(f"VACUUM ANALYZE bench.{name}" for name in ("etl_scd1", "etl_scd2", "hand_scd1", "hand_scd2")))
             timings: dict[str, list[tuple[float, float]]] = {"SCD1_MERGE": [], "SCD2_MERGE": []}
             step = max(1, round(1 / changed))
             for index in range(rounds):
@@ -267,6 +277,7 @@ def bench_warehouse(kind: str, rows: int, rounds: int, changed: float) -> list[d
                     "UPDATE bench.source SET name = name || '+', amount = amount + 1"
                     f" WHERE id % {step} = {index % step}"
                 )
+                wh.settle("VACUUM ANALYZE bench.source")
                 for action, table, hand in (
                     ("SCD1_MERGE", "bench.etl_scd1", hand_scd1),
                     ("SCD2_MERGE", "bench.etl_scd2", hand_scd2),
@@ -279,6 +290,7 @@ def bench_warehouse(kind: str, rows: int, rounds: int, changed: float) -> list[d
                         functools.partial(hand, wh),
                     ]
                     for which in order:
+                        wh.settle()
                         pair[which] = timed(work[which])
                     timings[action].append((pair[0], pair[1]))
             bench.close()
@@ -316,7 +328,7 @@ def postgres_available() -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.merge", description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=4, help="even, so each side goes first equally often")
     parser.add_argument("--changed", type=float, default=0.1, help="fraction of rows changed per round")
     parser.add_argument("--warehouse", choices=("postgres", "duckdb", "all"), default="all")
     parser.add_argument("--output", type=Path, help="the JSON file (default release/benchmarks/merge-<rows>.json)")

@@ -141,7 +141,7 @@ class PostgresDialect(WarehouseDialect):
         return "TIMESTAMP WITH TIME ZONE"
 
     def analyze_stage(self, session: Session, stage: str, keys: Sequence[str], unique: bool) -> bool:
-        """A (unique) index on the merge key, then ANALYZE; a unique index that fails means repeated keys."""
+        """A (unique) index on the merge key, analyzed where needed; a unique index that fails means repeated keys."""
         table = self.scratch_sql(stage)
         columns = ", ".join(keys)
         if unique:
@@ -156,7 +156,10 @@ class PostgresDialect(WarehouseDialect):
             session.execute("RELEASE SAVEPOINT etl_stage_index")
         else:
             session.execute(f"CREATE INDEX ON {table} ({columns})")
-        session.execute(f"ANALYZE {table}")
+        # CREATE INDEX records the stage's exact row count, and a unique index on one column tells the
+        # planner every key is distinct: all the merge joins need. Other keys need ANALYZE's statistics.
+        if not unique or len(keys) > 1:
+            session.execute(f"ANALYZE {table}")
         return True
 
     def is_float(self, type_text: str) -> bool:
