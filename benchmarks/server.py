@@ -2,9 +2,10 @@
 
 A throwaway PostgreSQL database (127.0.0.1:5432, user postgres, trust auth, as the tests use) holds
 a project of N pipelines (default 200), each a chain of M no-op PYTHON tasks (default 10: t00 <- t01
-<- ... each depends on the previous one, so a run has one live attempt at a time and its
-Orchestration.Max_parallel_tasks slots, left at the default 8, are always free). Every pipeline is
-on the same cron, every minute, in UTC, with CATCHUP N and OVERLAP_POLICY SKIP.
+<- ... each depends on the previous one, so a run has one live attempt at a time).
+Orchestration.Max_parallel_tasks is left at its default, 8: the server's pool of task processes,
+shared by all its runs. Every pipeline is on the same cron, every minute, in UTC, with CATCHUP N and
+OVERLAP_POLICY SKIP.
 
 One real `etl-craft server` runs with ETL_CRAFT_SCHEDULE_CLOCK naming a clock file. The clock starts
 when the pipelines were created; a MANUAL run of a separate one-task `warmup` pipeline is queued and
@@ -22,7 +23,9 @@ tick's run ended, the Engine DB gives:
   admission) -> the attempt's STARTED_AT (RUNNING, written by the task process);
 - queue age: ready -> CLAIMED_AT, how long a ready task waits for the overseer to claim it (the local
   provider queues and claims an attempt in one transaction, so QUEUED_AT -> CLAIMED_AT is 0 and is
-  reported only as a check); claim -> RUNNING is the task process's start;
+  reported only as a check), and the same less the time every one of the pool's processes was taken
+  (attempts hold one from CLAIMED_AT to ENDED_AT): the queue age while slots are free, which the
+  budget is about; claim -> RUNNING is the task process's start;
 - memory: the server's peak RSS (VmHWM) read before SIGTERM, the long-lived helpers it started (the
   fork server) likewise, and, sampled every half second, the whole process tree's PSS and the
   number of task processes alive at once; CPU seconds of the server and of the task processes.
@@ -31,7 +34,7 @@ The baseline, measured in the same run with its own database and server, is the 
 pipeline: the latency with no load. Budgets from the plan (admission p99 under 2 s, queue age p99
 under 5 s while slots are free) are reported with whether they were met, never asserted. Without a
 PostgreSQL server the benchmark is skipped and the JSON says so. The full 200 x 10 size finishes in
-about five minutes on a 2-core machine; `--pipelines 20 --tasks 3` is a quick check (30 s).
+about three minutes on a 2-core machine; `--pipelines 20 --tasks 3` is a quick check (30 s).
 Results go to release/benchmarks/server.json; `--log-dir` keeps each server's stderr.
 
     uv run python -m benchmarks.server [--pipelines 200] [--tasks 10] [--timeout 1800] [--log-dir DIR]
@@ -72,7 +75,7 @@ PG: dict[str, Any] = {
 CRON = "* * * * *"
 ADMISSION_BUDGET_SECONDS = 2.0
 QUEUE_AGE_BUDGET_SECONDS = 5.0
-MAX_PARALLEL_TASKS_DEFAULT = 8  # Orchestration.Max_parallel_tasks, left unset in the project
+MAX_PARALLEL_TASKS = 8  # Orchestration.Max_parallel_tasks, left at its default: the overseer's pool
 SAMPLE_SECONDS = 0.5
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 
@@ -384,6 +387,25 @@ WHERE r.run_key = %s ORDER BY tr.pipeline_run_id, t.task_code, a.attempt_number
 """
 
 
+def full_periods(busy: Sequence[tuple[datetime, datetime]], slots: int) -> list[tuple[datetime, datetime]]:
+    """The periods during which `slots` or more of the `busy` intervals overlap: every task process
+    the overseer may run at once (Orchestration.Max_parallel_tasks) was taken."""
+    changes = sorted([(begin, 1) for begin, _ in busy] + [(end, -1) for _, end in busy])
+    periods, live, since = [], 0, None
+    for instant, change in changes:
+        live += change
+        if live >= slots and since is None:
+            since = instant
+        elif live < slots and since is not None:
+            periods.append((since, instant))
+            since = None
+    return periods
+
+
+def overlap_seconds(periods: Sequence[tuple[datetime, datetime]], start: datetime, end: datetime) -> float:
+    return sum(max(0.0, _between(max(lo, start), min(hi, end))) for lo, hi in periods)
+
+
 def latencies(database: str, run_key: str, due: datetime) -> dict[str, Any]:
     runs = _query(database, RUNS_SQL, (run_key,))
     attempts = _query(database, ATTEMPTS_SQL, (run_key,))
@@ -395,8 +417,11 @@ def latencies(database: str, run_key: str, due: datetime) -> dict[str, Any]:
     dispatch_first: list[float] = []
     dispatch_next: list[float] = []
     queue_age: list[float] = []
+    queue_age_free: list[float] = []
     claim_to_running: list[float] = []
     stored_queue_age: list[float] = []
+    # A task process holds one of the overseer's Max_parallel_tasks from its claim to its end.
+    full = full_periods([(row[5], row[7]) for row in attempts if row[5] and row[7]], MAX_PARALLEL_TASKS)
     for run_id, rows in by_run.items():
         ready = admitted.get(run_id)  # t00 is ready once the run is admitted
         for position, (_, _, _, _, queued_at, claimed_at, started_at, ended_at) in enumerate(rows):
@@ -404,6 +429,7 @@ def latencies(database: str, run_key: str, due: datetime) -> dict[str, Any]:
             if ready is not None and claimed_at is not None and started_at is not None:
                 (dispatch_next if position else dispatch_first).append(_between(ready, started_at))
                 queue_age.append(_between(ready, claimed_at))
+                queue_age_free.append(_between(ready, claimed_at) - overlap_seconds(full, ready, claimed_at))
                 claim_to_running.append(_between(claimed_at, started_at))
             if queued_at is not None and claimed_at is not None:
                 stored_queue_age.append(_between(queued_at, claimed_at))
@@ -423,6 +449,7 @@ def latencies(database: str, run_key: str, due: datetime) -> dict[str, Any]:
         "dispatch_first_task": summary(dispatch_first),
         "dispatch_next_task": summary(dispatch_next),
         "queue_age": summary(queue_age),
+        "queue_age_while_slots_free": summary(queue_age_free),
         "claim_to_running": summary(claim_to_running),
         "stored_queued_to_claimed": summary(stored_queue_age),
     }
@@ -555,7 +582,7 @@ def measure(pipelines: int, tasks: int, timeout: float, log_dir: Path | None = N
 
 def _budgets(load: dict[str, Any]) -> dict[str, Any]:
     admission = load["admission_from_due"]["p99_ms"]
-    queue_age = load["queue_age"]["p99_ms"]
+    queue_age = load["queue_age_while_slots_free"]["p99_ms"]
     return {
         "admission_p99_seconds": {
             "budget": ADMISSION_BUDGET_SECONDS,
@@ -566,7 +593,7 @@ def _budgets(load: dict[str, Any]) -> dict[str, Any]:
             "budget": QUEUE_AGE_BUDGET_SECONDS,
             "measured": None if queue_age is None else round(queue_age / 1000, 3),
             "met": queue_age is not None and queue_age / 1000 < QUEUE_AGE_BUDGET_SECONDS,
-            "slots_free": "always: a chain has one live attempt per run, below Max_parallel_tasks",
+            "measured_as": "ready -> CLAIMED, less the time all Max_parallel_tasks task processes were taken",
         },
     }
 
@@ -591,6 +618,7 @@ def _print_summary(report: dict[str, Any]) -> None:
         ("  first task", "dispatch_first_task"),
         ("  next tasks", "dispatch_next_task"),
         ("queue age (ready -> CLAIMED)", "queue_age"),
+        ("  while a process slot was free", "queue_age_while_slots_free"),
         ("claim -> RUNNING", "claim_to_running"),
     ):
         cells = [f"{m[metric]['p50_ms']} / {m[metric]['p99_ms']}" for m in (load, baseline)]
@@ -629,7 +657,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             "tasks_per_pipeline": args.tasks,
             "graph": "chain",
             "cron": CRON,
-            "max_parallel_tasks": MAX_PARALLEL_TASKS_DEFAULT,
+            "max_parallel_tasks": MAX_PARALLEL_TASKS,
             "engine_db": "postgresql",
         },
     }

@@ -224,6 +224,56 @@ def test_shutdown_stops_attempts_still_running_after_the_grace(harness: Harness)
     assert (run.status, run.owner_id, run.lease_expires_at) == ("IN-PROGRESS", None, None)
 
 
+def _most_at_once(attempts: list) -> int:
+    """The most attempts RUNNING at the same instant."""
+    changes = sorted([(a.started_at, 1) for a in attempts] + [(a.ended_at, -1) for a in attempts])
+    live = most = 0
+    for _instant, change in changes:
+        live += change
+        most = max(most, live)
+    return most
+
+
+def test_max_parallel_tasks_bounds_the_servers_task_processes_across_pipelines(harness: Harness) -> None:
+    harness.project.orchestration = "  Mode: local\n  Max_parallel_tasks: 2\n"
+    harness.project.write_config()
+    codes = ["p0", "p1", "p2", "p3"]
+    for code in codes:
+        harness.pipeline(code, [TaskSpec("a", {"sleep": 2, "rows": 1})])
+        schedule(harness, code, "0 * * * *", start=date(2026, 5, 1))
+    clock = Clock(harness.root / "clock", datetime(2026, 5, 1, 0, 0, 30, tzinfo=UTC))
+    server = start_server(harness, clock)
+    runs = harness.wait_until(lambda: settled(harness, 4), 120, "the four runs to end")
+    stderr = stop_server(server)
+
+    assert [(r.status, r.run_key) for r in runs] == [("SUCCESS", "schedule:2026-05-01T00:00:00Z")] * 4
+    for run in runs:  # all four were due at once
+        assert f"pipeline_run_id={run.pipeline_run_id} admitted" in stderr
+    attempts = harness.attempts()
+    assert [(a.task_code, a.status) for a in attempts] == [("a", "SUCCESS")] * 4
+    # One pool of two task processes for the whole server, not two per pipeline.
+    assert _most_at_once(attempts) == 2
+
+
+def test_a_pipeline_whose_graph_is_broken_waits_while_the_others_due_with_it_run(harness: Harness) -> None:
+    harness.pipeline("good", [TaskSpec("a", {"rows": 1})])
+    harness.pipeline("broken", [TaskSpec("a"), TaskSpec("b")], [("a", "b", "SUCCESS"), ("b", "a", "SUCCESS")])
+    for code in ("good", "broken"):
+        schedule(harness, code, "0 * * * *", start=date(2026, 5, 1))
+    clock = Clock(harness.root / "clock", datetime(2026, 5, 1, 0, 0, 30, tzinfo=UTC))
+    server = start_server(harness, clock)
+    harness.wait_until(
+        lambda: sorted(r.status for r in harness.runs()) == ["QUEUED", "SUCCESS"], 60, "the good run to end"
+    )
+    stderr = stop_server(server)
+
+    runs = {r.pipeline_id: r for r in harness.runs()}
+    statuses = sorted((r.status, r.owner_id) for r in runs.values())
+    assert statuses == [("QUEUED", None), ("SUCCESS", None)]
+    assert "broken: its runs wait until the metadata is fixed:" in stderr
+    assert [(a.task_code, a.status) for a in harness.attempts()] == [("a", "SUCCESS")]
+
+
 def test_w12_a_cli_run_date_is_today_in_the_project_time_zone(harness: Harness) -> None:
     # Of two zones a day apart, at least one has a date other than UTC's at any moment.
     zone = next(

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from etl_craft.core.actor import Actor
 from etl_craft.core.enums import ActorKind, OffsetType, RunStatus, TriggerKind
 from etl_craft.core.errors import StaleTransitionError
+from etl_craft.engine import gate_records
 from etl_craft.engine import tables as t
 from etl_craft.engine import transitions as tr
 from etl_craft.engine.records import AttemptOutcome, Counts, StoredOffset
@@ -133,6 +134,80 @@ def test_start_run_refuses_a_live_owner_but_takes_an_expired_one(world) -> None:
             conn, run_id, owner_id=OWNER, lease_until=LATER + timedelta(minutes=5), now=LATER + timedelta(seconds=1)
         )
     assert _row(db, t.aud_pipelines_run_log, pipeline_run_id=run_id).owner_id == OWNER
+
+
+def _pipeline(db, code: str) -> int:
+    with db.write() as conn:
+        return conn.execute(
+            t.cfg_pipelines.insert()
+            .values(pipeline_code=code, pipeline_name=code.upper(), refresh_type="FULL")
+            .returning(t.cfg_pipelines.c.pipeline_id)
+        ).scalar_one()
+
+
+def _runs_by_id(db, run_ids):
+    runs = t.aud_pipelines_run_log
+    with db.read() as conn:
+        rows = conn.execute(
+            sa.select(runs.c.pipeline_run_id, runs.c.status, runs.c.owner_id).where(runs.c.pipeline_run_id.in_(run_ids))
+        )
+        return {row.pipeline_run_id: (row.status, row.owner_id) for row in rows}
+
+
+def test_admit_ungated_runs_admits_free_queued_runs_of_pipelines_without_pipeline_gates(world) -> None:
+    db, plain, _ = world
+    gated, upstream, held, waiting, loose, retired = (
+        _pipeline(db, code) for code in ("gated", "upstream", "held", "waiting", "loose", "retired")
+    )
+    deps = t.cfg_pipeline_dependency
+    with db.write() as conn:
+        conn.execute(
+            deps.insert(),
+            [
+                {"pipeline_id": gated, "depends_on_pipeline_id": upstream, "dependency_type": "SUCCESS"},
+                # A dependency on an inactive pipeline is no gate (as the gates themselves judge it).
+                {"pipeline_id": loose, "depends_on_pipeline_id": retired, "dependency_type": "SUCCESS"},
+            ],
+        )
+        conn.execute(t.cfg_pipelines.update().where(t.cfg_pipelines.c.pipeline_id == retired).values(active_flag="N"))
+    queued = {
+        "plain": _run(db, plain, "QUEUED"),
+        "gated": _run(db, gated, "QUEUED"),
+        "held": _run(db, held, "QUEUED", owner=OTHER),
+        "waiting": _run(db, waiting, "QUEUED"),
+        "loose": _run(db, loose, "QUEUED"),
+    }
+    finished = _run(db, upstream, "SUCCESS")
+    with db.write() as conn:
+        gate_records.save_wait(conn, queued["waiting"], None, gate_records.StoredWait(NOW, LATER, 1, LATER))
+    with db.write() as conn:
+        admitted = tr.admit_ungated_runs(conn, [*queued.values(), finished], owner_id=OWNER, lease_until=LATER, now=NOW)
+    assert sorted(admitted) == sorted([queued["plain"], queued["loose"]])
+    assert _runs_by_id(db, [*queued.values(), finished]) == {
+        queued["plain"]: ("IN-PROGRESS", OWNER),
+        queued["gated"]: ("QUEUED", None),
+        queued["held"]: ("QUEUED", OTHER),
+        queued["waiting"]: ("QUEUED", None),
+        queued["loose"]: ("IN-PROGRESS", OWNER),
+        finished: ("SUCCESS", None),
+    }
+    assert _row(db, t.aud_pipelines_run_log, pipeline_run_id=queued["plain"]).lease_expires_at is not None
+
+
+def test_admit_ungated_runs_admits_nothing_when_a_pipeline_has_a_run_in_progress(world) -> None:
+    db, plain, _ = world
+    other = _pipeline(db, "other")
+    waiting_behind = _run(db, plain, "QUEUED")
+    running = _run(db, plain, "IN-PROGRESS")
+    free = _run(db, other, "QUEUED")
+    with db.write() as conn, pytest.raises(StaleTransitionError) as caught:
+        tr.admit_ungated_runs(conn, [waiting_behind, free], owner_id=OWNER, lease_until=LATER, now=NOW)
+    assert "another admitter started a run" in caught.value.message
+    assert _runs_by_id(db, [waiting_behind, running, free]) == {
+        waiting_behind: ("QUEUED", None),
+        running: ("IN-PROGRESS", None),
+        free: ("QUEUED", None),
+    }
 
 
 @pytest.mark.parametrize("status", RUN_STATUSES)

@@ -2,9 +2,11 @@
 
 Each pass, at least every second and at once when a task process ends, a signal arrives or (on
 PostgreSQL) a transition NOTIFYs: fence expired leases; create the runs of due ticks; admit the
-oldest QUEUED run of each pipeline with no run in progress through its pipeline gates, one look at
-a time (a waiting run holds no thread and no slot); take over IN-PROGRESS runs nobody holds; and
-step the supervisor of every run it holds, which starts ready tasks, applies completions, retries,
+oldest QUEUED run of each pipeline with no run in progress: those of pipelines without pipeline
+gates all in one statement, the others through their gates one look at a time (a waiting run holds
+no thread and no slot); take over IN-PROGRESS runs nobody holds; and step the supervisor of every
+run it holds that has something to do, which starts ready tasks within one pool of
+Orchestration.Max_parallel_tasks task processes for all runs, applies completions, retries,
 timeouts, cancellations and SLA checks, and ends settled runs. The same RunSupervisor runs
 `etl-craft run --pipeline_code` in the foreground.
 
@@ -35,7 +37,7 @@ from etl_craft.engine.runlog import PipelineRow
 from etl_craft.execution import alerts
 from etl_craft.execution.admission import PipelineAdmission, admit_lock
 from etl_craft.execution.alerts import gate_wait_hook
-from etl_craft.execution.graph import Graph, load_graph
+from etl_craft.execution.graph import Graph, load_graphs
 from etl_craft.execution.leases import lease_until
 from etl_craft.execution.local_provider import LocalProvider
 from etl_craft.execution.process import OwnerId
@@ -70,6 +72,7 @@ class _Supervised:
     supervisor: RunSupervisor
     pipeline_id: int
     wake_at: float = 0.0  # monotonic
+    starved_since: float | None = None  # monotonic: since when ready work waits for a free process
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,7 @@ class Overseer:
 
     def serve(self) -> None:
         """Until a signal stops it: every pass, then a wait for the next thing to do."""
-        LocalProvider(Handler)  # the fork server preloads every handler, whatever pipeline runs first
+        LocalProvider(self.db.dialect, Handler)  # the fork server preloads every handler, whatever runs first
         try:
             while True:
                 if self.signals.reason is not None and self._stop_at is None:
@@ -144,6 +147,8 @@ class Overseer:
         timeout = LOOP_SECONDS
         for supervised in self.supervised.values():
             timeout = min(timeout, supervised.wake_at - now)
+        if self._pool_free() > 0 and any(s.starved_since is not None for s in self.supervised.values()):
+            timeout = 0.0  # processes freed up after the waiting runs had their turn: serve them now
         wall = utc_now()
         for held in self.held.values():
             timeout = min(timeout, (held.next_look - wall).total_seconds())
@@ -204,19 +209,23 @@ class Overseer:
         self.broken.clear()
 
     def _graph(self, pipeline: PipelineRow) -> Graph | None:
-        if pipeline.pipeline_id in self.broken:
-            return None
-        graph = self.graphs.get(pipeline.pipeline_id)
-        if graph is None:
-            try:
-                with self.db.read() as conn:
-                    graph = load_graph(conn, pipeline)
-            except EtlCraftError as error:
-                self.broken[pipeline.pipeline_id] = error.message
-                log.error("%s: its runs wait until the metadata is fixed: %s", pipeline.pipeline_code, error.message)
-                return None
-            self.graphs[pipeline.pipeline_id] = graph
-        return graph
+        self._load_graphs([pipeline])
+        return self.graphs.get(pipeline.pipeline_id)
+
+    def _load_graphs(self, pipelines: list[PipelineRow]) -> None:
+        """Load the graphs not yet in memory, all from the same few queries; remember the broken ones."""
+        missing = [p for p in pipelines if p.pipeline_id not in self.graphs and p.pipeline_id not in self.broken]
+        if not missing:
+            return
+        with self.db.read() as conn:
+            found = load_graphs(conn, missing)
+        for pipeline in missing:
+            graph = found[pipeline.pipeline_id]
+            if isinstance(graph, EtlCraftError):
+                self.broken[pipeline.pipeline_id] = graph.message
+                log.error("%s: its runs wait until the metadata is fixed: %s", pipeline.pipeline_code, graph.message)
+            else:
+                self.graphs[pipeline.pipeline_id] = graph
 
     def _active_runs(self) -> tuple[list[_ActiveRun], set[int]]:
         """Every QUEUED and IN-PROGRESS run (one query on the partial index), and the paused pipelines."""
@@ -255,6 +264,7 @@ class Overseer:
         by_pipeline: dict[int, list[_ActiveRun]] = defaultdict(list)
         for run in active:
             by_pipeline[run.pipeline_id].append(run)
+        due: list[tuple[PipelineRow, _ActiveRun]] = []
         for pipeline_id, runs in by_pipeline.items():
             pipeline = self.pipelines.get(pipeline_id)
             if pipeline is None:
@@ -268,7 +278,35 @@ class Overseer:
                 continue
             queued = [r for r in runs if r.status == "QUEUED"]
             if queued and queued[0].trigger_kind in OVERSEEN_KINDS:
-                self._admit(pipeline, queued[0], events, now)
+                due.append((pipeline, queued[0]))
+        admitted = self._admit_ungated(due, now)
+        for pipeline, run in due:
+            if run.pipeline_run_id not in admitted:
+                self._admit(pipeline, run, events, now)
+
+    def _admit_ungated(self, due: list[tuple[PipelineRow, _ActiveRun]], now: datetime) -> set[int]:
+        """Admit at once every due run without pipeline gates (after a tick, often most of them); the
+        rest, and all of them when another admitter interferes, go through `_admit` one at a time."""
+        self._load_graphs([pipeline for pipeline, _run in due])
+        candidates = {
+            run.pipeline_run_id: pipeline
+            for pipeline, run in due
+            if run.pipeline_run_id not in self.held and self._free(run, now) and self._graph(pipeline) is not None
+        }
+        if len(candidates) < 2:
+            return set()
+        try:
+            with self.db.write() as conn:
+                admitted = transitions.admit_ungated_runs(
+                    conn, list(candidates), owner_id=str(self.owner), lease_until=lease_until(now), now=now
+                )
+        except StaleTransitionError as busy:
+            log.debug("admitting %s run(s) at once was refused: %s", len(candidates), busy.message)
+            return set()
+        for run_id in admitted:
+            log.info("%s: pipeline_run_id=%s admitted", candidates[run_id].pipeline_code, run_id)
+            self._supervise_run(candidates[run_id], run_id)
+        return set(admitted)
 
     def _admit(self, pipeline: PipelineRow, run: _ActiveRun, events: Events, now: datetime) -> None:
         """One look at the pipeline gates of the pipeline's oldest QUEUED run, when one is due."""
@@ -346,20 +384,52 @@ class Overseer:
 
     # --- supervision --------------------------------------------------------------------------------
 
+    def _pool_free(self) -> int:
+        """Attempts this overseer may still start: Orchestration.Max_parallel_tasks across all its runs."""
+        live = sum(s.supervisor.live_attempts for s in self.supervised.values())
+        return self.config.orchestration.max_parallel_tasks - live
+
     def _supervise(self, events: Events) -> None:
+        """Step every run with something to do, then give free processes to the runs waiting longest.
+
+        A run stepped in the first part starts tasks only while no other run waits for a process;
+        otherwise it joins the end of the queue, so the pool goes to tasks in the order they became
+        ready to start.
+        """
         dispatch = self._stop_at is None
+        free = self._pool_free()
+        queued = any(s.starved_since is not None for s in self.supervised.values())
         for run_id, supervised in list(self.supervised.items()):
-            supervisor = supervised.supervisor
             woken = run_id in events.runs or supervised.pipeline_id in events.pipelines
-            if not (woken or supervisor.processes.ended() or time.monotonic() >= supervised.wake_at):
-                continue
-            ended = supervisor.step(dispatch=dispatch)
-            if ended is not None:
-                del self.supervised[run_id]
-                code = supervisor.graph.code
-                log.info("%s: pipeline_run_id=%s %s %s", code, run_id, ended.run_status, ended.message)
-                continue
-            supervised.wake_at = time.monotonic() + min(self.sweep_seconds, supervisor.next_wake())
+            # A run waiting for a process has nothing to do until its turn comes (below) or it is woken.
+            swept = supervised.starved_since is None and time.monotonic() >= supervised.wake_at
+            if woken or supervised.supervisor.processes.ended() or swept:
+                free -= self._step_run(run_id, supervised, dispatch, 0 if queued else free)
+                queued = queued or supervised.starved_since is not None
+        waiting = sorted(
+            ((s.starved_since, run_id) for run_id, s in self.supervised.items() if s.starved_since is not None)
+        )
+        for _since, run_id in waiting:
+            if free <= 0:
+                break
+            free -= self._step_run(run_id, self.supervised[run_id], dispatch, free)
+
+    def _step_run(self, run_id: int, supervised: _Supervised, dispatch: bool, pool_free: int) -> int:
+        """Step one run; returns how many processes it took from the pool (negative: gave back)."""
+        supervisor = supervised.supervisor
+        before = supervisor.live_attempts
+        ended = supervisor.step(dispatch=dispatch, pool_free=max(0, pool_free))
+        taken = supervisor.live_attempts - before
+        if ended is not None:
+            del self.supervised[run_id]
+            log.info("%s: pipeline_run_id=%s %s %s", supervisor.graph.code, run_id, ended.run_status, ended.message)
+            return taken
+        if not supervisor.pool_starved:
+            supervised.starved_since = None
+        elif supervised.starved_since is None:
+            supervised.starved_since = time.monotonic()
+        supervised.wake_at = time.monotonic() + supervisor.next_wake(self.sweep_seconds)
+        return taken
 
     # --- shutdown -----------------------------------------------------------------------------------
 

@@ -174,9 +174,14 @@ def pipelines(conn: sa.Connection) -> list[PipelineRow]:
 
 
 def pipeline_tasks(conn: sa.Connection, pipeline_id: int) -> list[TaskRow]:
+    return tasks_of(conn, [pipeline_id])
+
+
+def tasks_of(conn: sa.Connection, pipeline_ids: Iterable[int]) -> list[TaskRow]:
+    """The active tasks of the pipelines, by task id."""
     query = (
         sa.select(*_columns(t.cfg_tasks, TaskRow))
-        .where(t.cfg_tasks.c.pipeline_id == pipeline_id, t.cfg_tasks.c.active_flag == "Y")
+        .where(t.cfg_tasks.c.pipeline_id.in_(list(pipeline_ids)), t.cfg_tasks.c.active_flag == "Y")
         .order_by(t.cfg_tasks.c.task_id)
     )
     return _rows(TaskRow, conn.execute(query))
@@ -200,23 +205,31 @@ def task_parameters(conn: sa.Connection, task_ids: Iterable[int]) -> dict[int, d
 
 
 def pipeline_edges(conn: sa.Connection, pipeline_id: int) -> list[EdgeRow]:
-    """Active task dependencies of the pipeline's active tasks, in the pipeline and across pipelines.
+    return [edge for _, edge in edges_of(conn, [pipeline_id])]
+
+
+def edges_of(conn: sa.Connection, pipeline_ids: Iterable[int]) -> list[tuple[int, EdgeRow]]:
+    """(pipeline id, edge): the active task dependencies of the pipelines' active tasks, in a pipeline
+    and across pipelines.
 
     An edge to an inactive upstream task is kept (the graph check reports it); edges of inactive
     tasks are ignored.
     """
     down = t.cfg_tasks.alias("down")
     query = (
-        sa.select(*_columns(t.cfg_task_dependency, EdgeRow))
+        sa.select(
+            t.cfg_task_dependency.c.pipeline_id.label("etl_edge_pipeline_id"), *_columns(t.cfg_task_dependency, EdgeRow)
+        )
         .join(down, down.c.task_id == t.cfg_task_dependency.c.task_id)
         .where(
-            t.cfg_task_dependency.c.pipeline_id == pipeline_id,
+            t.cfg_task_dependency.c.pipeline_id.in_(list(pipeline_ids)),
             t.cfg_task_dependency.c.active_flag == "Y",
             down.c.active_flag == "Y",
         )
         .order_by(t.cfg_task_dependency.c.task_dependency_id)
     )
-    return _rows(EdgeRow, conn.execute(query))
+    rows = conn.execute(query).all()
+    return [(row.etl_edge_pipeline_id, EdgeRow(*row[1:])) for row in rows]
 
 
 def task_codes(conn: sa.Connection, task_ids: Iterable[int]) -> dict[int, tuple[str, str, bool]]:
@@ -298,15 +311,6 @@ def pipeline_dependencies(conn: sa.Connection, pipeline_id: int) -> list[Pipelin
         )
         for r in conn.execute(query)
     ]
-
-
-def stored_offset(conn: sa.Connection, task_id: int) -> tuple[str, str | None] | None:
-    row = conn.execute(
-        sa.select(t.aud_task_offset_tracker.c.offset_type, t.aud_task_offset_tracker.c.offset_value).where(
-            t.aud_task_offset_tracker.c.task_id == task_id
-        )
-    ).one_or_none()
-    return (row.offset_type, row.offset_value) if row else None
 
 
 # --- runs --------------------------------------------------------------------------------------
@@ -405,6 +409,72 @@ def owned_attempts(conn: sa.Connection, pipeline_id: int | None = None) -> list[
             .where(t.aud_pipelines_run_log.c.pipeline_id == pipeline_id)
         )
     return _rows(AttemptRow, conn.execute(query))
+
+
+@dataclass(frozen=True)
+class AttemptSubject:
+    """What a task process reads about its own attempt: its task, task run, run and pipeline."""
+
+    attempt_id: int
+    attempt_number: int
+    task_run_id: int
+    pipeline_run_id: int
+    run_key: str
+    run_date: date | None
+    start_date: datetime
+    trigger_kind: str
+    task_id: int
+    task_code: str
+    task_type: str
+    handler: str
+    pipeline_id: int
+    pipeline_code: str
+    refresh_type: str
+    offset_type: str | None  # the task's stored offset (AUD_TASK_OFFSET_TRACKER), if any
+    offset_value: str | None
+
+
+def attempt_subject(conn: sa.Connection, attempt_id: int) -> AttemptSubject | None:
+    """One joined read at the start of every task process (it is on the hot path of each attempt)."""
+    a, tr, r, tk, p, o = (
+        t.aud_task_attempts,
+        t.aud_task_run_log,
+        t.aud_pipelines_run_log,
+        t.cfg_tasks,
+        t.cfg_pipelines,
+        t.aud_task_offset_tracker,
+    )
+    query = (
+        sa.select(
+            a.c.attempt_id,
+            a.c.attempt_number,
+            a.c.task_run_id,
+            tr.c.pipeline_run_id,
+            r.c.run_key,
+            r.c.run_date,
+            r.c.start_date,
+            r.c.trigger_kind,
+            tk.c.task_id,
+            tk.c.task_code,
+            tk.c.task_type,
+            tk.c.handler,
+            p.c.pipeline_id,
+            p.c.pipeline_code,
+            p.c.refresh_type,
+            o.c.offset_type,
+            o.c.offset_value,
+        )
+        .select_from(
+            a.join(tr, tr.c.task_run_id == a.c.task_run_id)
+            .join(r, r.c.pipeline_run_id == tr.c.pipeline_run_id)
+            .join(tk, tk.c.task_id == tr.c.task_id)
+            .join(p, p.c.pipeline_id == r.c.pipeline_id)
+            .outerjoin(o, o.c.task_id == tk.c.task_id)
+        )
+        .where(a.c.attempt_id == attempt_id)
+    )
+    row = conn.execute(query).one_or_none()
+    return AttemptSubject(**row._mapping) if row else None
 
 
 def task_run(conn: sa.Connection, task_run_id: int) -> TaskRunRow | None:

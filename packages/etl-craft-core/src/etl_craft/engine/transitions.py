@@ -9,7 +9,7 @@ consumption, an intervention) commit together.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 
 import sqlalchemy as sa
@@ -21,11 +21,14 @@ from etl_craft.core.errors import StaleTransitionError
 from etl_craft.engine.records import AttemptOutcome, QueuedAttempt
 from etl_craft.engine.tables import aud_dependency_consumption as consumption
 from etl_craft.engine.tables import aud_gate_decisions as decisions
+from etl_craft.engine.tables import aud_gate_waits as gate_waits
 from etl_craft.engine.tables import aud_pipelines_run_log as runs
 from etl_craft.engine.tables import aud_run_interventions as interventions
 from etl_craft.engine.tables import aud_task_attempts as attempts
 from etl_craft.engine.tables import aud_task_offset_tracker as offsets
 from etl_craft.engine.tables import aud_task_run_log as task_runs
+from etl_craft.engine.tables import cfg_pipeline_dependency as pipeline_deps
+from etl_craft.engine.tables import cfg_pipelines as pipelines
 from etl_craft.engine.tables import cfg_task_dependency as task_deps
 from etl_craft.engine.tables import cfg_tasks as tasks
 
@@ -261,6 +264,52 @@ def start_run(conn: sa.Connection, run_id: int, *, owner_id: str, lease_until: d
     except sa.exc.IntegrityError:
         raise _stale(f"run {run_id}", expected, "another run of its pipeline is IN-PROGRESS") from None
     _check(result, f"run {run_id}", expected, lambda: _found_run(conn, run_id))
+
+
+def admit_ungated_runs(
+    conn: sa.Connection, run_ids: Sequence[int], *, owner_id: str, lease_until: datetime, now: datetime
+) -> list[int]:
+    """Admit many QUEUED runs in one statement (an overseer after a tick due for many pipelines).
+
+    Admitted are the runs still QUEUED with no live owner whose pipeline has no pipeline gate (no
+    active dependency on an active pipeline) and that wait for no gate look; their ids are returned.
+    The others stay as they are, for the caller to admit one at a time through their gates. When the
+    unique index on IN-PROGRESS runs refuses the statement (another admitter started a run of one of
+    the pipelines), nothing is admitted and StaleTransitionError says so.
+    """
+    up = pipelines.alias("up")
+    gated = (
+        sa.select(pipeline_deps.c.pipeline_dependency_id)
+        .join(up, up.c.pipeline_id == pipeline_deps.c.depends_on_pipeline_id)
+        .where(pipeline_deps.c.pipeline_id == runs.c.pipeline_id, pipeline_deps.c.active_flag == "Y")
+        .where(up.c.active_flag == "Y")
+    )
+    waiting = sa.select(gate_waits.c.pipeline_run_id).where(
+        gate_waits.c.pipeline_run_id == runs.c.pipeline_run_id,
+        gate_waits.c.task_id.is_(None),
+        gate_waits.c.next_check_at.is_not(None),
+    )
+    try:
+        with conn.begin_nested():
+            admitted = conn.execute(
+                runs.update()
+                .where(
+                    runs.c.pipeline_run_id.in_(run_ids),
+                    runs.c.status == "QUEUED",
+                    _free_for(owner_id, now),
+                    ~gated.exists(),
+                    ~waiting.exists(),
+                )
+                .values(status="IN-PROGRESS", owner_id=owner_id, lease_expires_at=lease_until)
+                .returning(runs.c.pipeline_run_id)
+            )
+            return [int(run_id) for run_id in admitted.scalars()]
+    except sa.exc.IntegrityError:
+        raise _stale(
+            f"runs {', '.join(map(str, run_ids))}",
+            "no other IN-PROGRESS run of their pipelines",
+            "another admitter started a run of one of the pipelines",
+        ) from None
 
 
 def hold_run(conn: sa.Connection, run_id: int, *, owner_id: str, lease_until: datetime, now: datetime) -> None:

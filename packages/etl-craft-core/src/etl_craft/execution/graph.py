@@ -7,13 +7,13 @@ an inactive or unknown upstream, an impossible run condition or a cycle is refus
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
 from etl_craft.core.enums import DependencyType, Handler, RunCondition
-from etl_craft.core.errors import CycleError, GraphError, SelfDependencyError, UnknownTaskError
+from etl_craft.core.errors import CycleError, EtlCraftError, GraphError, SelfDependencyError, UnknownTaskError
 from etl_craft.engine import runlog
 from etl_craft.engine.runlog import EdgeRow, PipelineRow, TaskRow
 
@@ -234,8 +234,31 @@ def _cycles(graph: Graph) -> list[CycleError]:
 
 def load_graph(conn: sa.Connection, pipeline: PipelineRow) -> Graph:
     """Read the pipeline's active tasks, parameters and dependencies in a few set queries and check them."""
-    task_rows = runlog.pipeline_tasks(conn, pipeline.pipeline_id)
-    edge_rows = runlog.pipeline_edges(conn, pipeline.pipeline_id)
+    found = load_graphs(conn, [pipeline])[pipeline.pipeline_id]
+    if isinstance(found, EtlCraftError):
+        raise found
+    return found
+
+
+def load_graphs(conn: sa.Connection, pipelines: Sequence[PipelineRow]) -> dict[int, Graph | EtlCraftError]:
+    """The graphs of many pipelines from the same four set queries (an overseer after a tick due for
+    many pipelines): each pipeline id maps to its graph, or to the first problem that refuses it."""
+    task_rows = runlog.tasks_of(conn, [p.pipeline_id for p in pipelines])
+    edge_rows = runlog.edges_of(conn, [p.pipeline_id for p in pipelines])
     params = runlog.task_parameters(conn, [r.task_id for r in task_rows])
-    names = runlog.task_codes(conn, {e.depends_on_task_id for e in edge_rows})
-    return build_graph(pipeline, task_rows, edge_rows, params, names)
+    names = runlog.task_codes(conn, {e.depends_on_task_id for _, e in edge_rows})
+    tasks_by: dict[int, list[TaskRow]] = {p.pipeline_id: [] for p in pipelines}
+    edges_by: dict[int, list[EdgeRow]] = {p.pipeline_id: [] for p in pipelines}
+    for task in task_rows:
+        tasks_by[task.pipeline_id].append(task)
+    for pipeline_id, edge in edge_rows:
+        edges_by[pipeline_id].append(edge)
+    found: dict[int, Graph | EtlCraftError] = {}
+    for pipeline in pipelines:
+        try:
+            found[pipeline.pipeline_id] = build_graph(
+                pipeline, tasks_by[pipeline.pipeline_id], edges_by[pipeline.pipeline_id], params, names
+            )
+        except EtlCraftError as problem:
+            found[pipeline.pipeline_id] = problem
+    return found

@@ -1,8 +1,9 @@
 """The local provider: each attempt in its own child process on this host.
 
-Children are forked from a fork server that imported the engine (and the handlers the run needs)
-once and holds no connection or thread, so a task process starts without paying for imports. The
-child then calls setsid, so its whole process group can be stopped without touching the supervisor.
+Children are forked from a fork server that imported the engine, the Engine DB's driver and the
+handlers the run needs once, and holds no connection or thread, so a task process starts without
+paying for imports. The child then calls setsid, so its whole process group can be stopped without
+touching the supervisor.
 """
 
 from __future__ import annotations
@@ -49,17 +50,24 @@ class RunningChild:
         self.process.join(grace_seconds + 5)
 
 
-_preloaded: set[Handler] = set()
+# The Engine DB driver each task process connects with, by EngineDb.dialect. Importing psycopg and
+# SQLAlchemy's dialect for it was most of a PostgreSQL task process's start before they were preloaded.
+_ENGINE_DRIVERS = {
+    "postgresql": ("psycopg", "sqlalchemy.dialects.postgresql.psycopg", "etl_craft.engine.postgres"),
+    "sqlite": ("sqlite3", "sqlalchemy.dialects.sqlite.pysqlite", "etl_craft.engine.sqlite"),
+}
+
+_preloaded: dict[str, None] = {}  # an ordered set
 
 
 class LocalProvider:
-    def __init__(self, handlers: Iterable[Handler] = ()) -> None:
+    def __init__(self, engine_dialect: str, handlers: Iterable[Handler] = ()) -> None:
         self._context = multiprocessing.get_context("forkserver")
         # The fork server is one per process and takes its preload list when it starts (the first
         # child): keep the union, so an overseer that announced every handler first keeps them all.
-        _preloaded.update(handlers)
-        modules = [*_BASE_PRELOAD, *(HANDLER_MODULES[h] for h in sorted(_preloaded))]
-        self._context.set_forkserver_preload(modules)
+        for module in (*_ENGINE_DRIVERS[engine_dialect], *(HANDLER_MODULES[h] for h in sorted(handlers))):
+            _preloaded.setdefault(module)
+        self._context.set_forkserver_preload([*_BASE_PRELOAD, *_preloaded])
 
     def start(self, spec: ChildSpec, task_id: int, now_monotonic: float, timeout_seconds: int | None) -> RunningChild:
         process = self._context.Process(target=child_main, args=(spec,), name=f"etl-craft-attempt-{spec.attempt_id}")

@@ -96,6 +96,10 @@ class _Snapshot:
         return found[-1] if found else None
 
 
+def _live(snap: _Snapshot) -> int:
+    return sum(1 for rows in snap.attempts.values() for a in rows if a.status in ("CLAIMED", "RUNNING"))
+
+
 class RunSupervisor:
     def __init__(
         self,
@@ -128,6 +132,12 @@ class RunSupervisor:
         self.signals = signals
         self._last_reconcile = 0.0
         self._started_since_read = 0
+        self._live_read = 0
+        # An overseer shares one pool of task processes among its runs: what it had free for this
+        # step (None: no pool, as in the foreground), and whether ready work waited for it.
+        self._pool_free: int | None = None
+        self._launched = 0  # attempts started in this step
+        self.pool_starved = False
         self._first = True
         self.gates = TaskGates(db, config.orchestration)
         self.alerts = alerts.RunAlerts(db, config, graph.code, run_id)  # webhooks (S7.D); returns at once
@@ -148,10 +158,15 @@ class RunSupervisor:
         finally:
             heartbeat.stop()
 
-    def step(self, *, dispatch: bool = True, lease_lost: bool = False) -> Supervised | None:
+    def step(
+        self, *, dispatch: bool = True, lease_lost: bool = False, pool_free: int | None = None
+    ) -> Supervised | None:
         """One pass, never blocking: collect ended attempts, fence dead owners, read the run, start
-        what is ready (unless `dispatch` is False, as while an overseer shuts down). Returns how the
-        supervision ended, or None to be called again."""
+        what is ready (unless `dispatch` is False, as while an overseer shuts down), at most
+        `pool_free` of them when an overseer's pool limits it (`pool_starved` then says whether ready
+        work was left waiting for the pool). Returns how the supervision ended, or None to be called
+        again."""
+        self._pool_free, self._launched, self.pool_starved = pool_free, 0, False
         try:
             return self._step(dispatch, lease_lost)
         except TRANSIENT as error:
@@ -189,6 +204,8 @@ class RunSupervisor:
         if dispatch and not snap.paused:
             self._start_due_retries(snap)
             self._start_ready(snap, decision, states)
+        if self.pool_starved:
+            return None  # ready work waits for the overseer's pool: the run is not finished
         return self._finished(snap, states, decision)
 
     def _read(self) -> _Snapshot:
@@ -196,12 +213,20 @@ class RunSupervisor:
         with self.db.read() as conn:
             run = runlog.run(conn, self.run_id)
             assert run is not None
-            return _Snapshot(
+            snap = _Snapshot(
                 run,
                 runlog.task_runs_of(conn, self.run_id),
                 runlog.attempts_of_run(conn, self.run_id),
                 runlog.open_pause(conn, run.pipeline_id) is not None,
             )
+        self._live_read = _live(snap)
+        return snap
+
+    @property
+    def live_attempts(self) -> int:
+        """Claimed and running attempts of the run when last read, plus those started since: what it
+        takes from an overseer's pool (an attempt whose end was read gives its place back at once)."""
+        return self._live_read + self._started_since_read
 
     def _ended_elsewhere(self, snap: _Snapshot, lease_lost: bool) -> Supervised | None:
         run = snap.run
@@ -269,8 +294,13 @@ class RunSupervisor:
     # --- starting attempts -------------------------------------------------------------------------
 
     def _slots(self, snap: _Snapshot) -> int:
-        live = sum(1 for rows in snap.attempts.values() for a in rows if a.status in ("CLAIMED", "RUNNING"))
-        return max(0, self.config.orchestration.max_parallel_tasks - live - self._started_since_read)
+        own = max(0, self.config.orchestration.max_parallel_tasks - _live(snap) - self._started_since_read)
+        if self._pool_free is None:
+            return own
+        pool = max(0, self._pool_free - self._launched)
+        if own and not pool:
+            self.pool_starved = True
+        return min(own, pool)
 
     def _start_ready(self, snap: _Snapshot, decision: Decision, states: dict[int, TaskState]) -> None:
         ready = [t for t in decision.ready if self.scope.includes(t)]
@@ -288,6 +318,7 @@ class RunSupervisor:
             if self.processes.launch(node, again_from=again_from, decisions=decisions):
                 self._again.discard(task_id)
                 self._started_since_read += 1
+                self._launched += 1
 
     def _admit_across_pipelines(
         self, snap: _Snapshot, node: TaskNode, states: dict[int, TaskState]
@@ -345,6 +376,7 @@ class RunSupervisor:
                 return
             self.processes.launch(self.graph.tasks[task_id], queued=latest)
             self._started_since_read += 1
+            self._launched += 1
 
     def _plan_retries(self, snap: _Snapshot, first: bool) -> bool:
         """FAILED tasks found when the run resumes start again; in-session failures follow RETRIES.
@@ -456,10 +488,13 @@ class RunSupervisor:
                 transitions.release_run(conn, self.run_id, owner_id=str(self.owner))
         return Supervised(ending, "IN-PROGRESS", message)
 
-    def next_wake(self) -> float:
+    def next_wake(self, at_most: float = POLL_SECONDS) -> float:
         """Seconds until this supervisor has something to do without being woken (a gate's next look,
-        a retry's time), at most POLL_SECONDS."""
-        timeout = POLL_SECONDS
+        a retry's time, a task's time limit), at most `at_most`."""
+        timeout = at_most
+        deadline = self.processes.seconds_to_deadline()
+        if deadline is not None:
+            timeout = min(timeout, max(0.0, deadline))
         if self._wake_at:
             soonest = min(self._wake_at.values())
             timeout = min(timeout, max(0.0, (soonest - utc_now()).total_seconds()))

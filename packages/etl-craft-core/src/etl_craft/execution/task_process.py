@@ -127,39 +127,35 @@ def _load_context(db: EngineDb, spec: ChildSpec, config: ConnectorConfig) -> Tas
             log_path=spec.log_path,
             now=utc_now(),
         )
-        attempt = runlog.attempt(conn, spec.attempt_id)
-        assert attempt is not None
-        task_run = runlog.task_run(conn, attempt.task_run_id)
-        assert task_run is not None
-        run = runlog.run(conn, task_run.pipeline_run_id)
-        task = runlog.task(conn, task_run.task_id)
-        assert run is not None and task is not None
-        pipeline = runlog.pipeline(conn, run.pipeline_id)
-        assert pipeline is not None
-        parameters = runlog.task_parameters(conn, [task.task_id]).get(task.task_id, {})
-        trigger = TriggerKind(run.trigger_kind)
-        offset_row = None if trigger is TriggerKind.BACKFILL else runlog.stored_offset(conn, task.task_id)
+        subject = runlog.attempt_subject(conn, spec.attempt_id)
+        assert subject is not None
+        parameters = runlog.task_parameters(conn, [subject.task_id]).get(subject.task_id, {})
+    trigger = TriggerKind(subject.trigger_kind)
+    # A backfill never reads or moves the task's stored offset.
+    offset = None
+    if trigger is not TriggerKind.BACKFILL and subject.offset_type is not None:
+        offset = StoredOffset(OffsetType(subject.offset_type), subject.offset_value)
     return TaskContext(
         config=config,
         engine_db=db,
-        log=logging.getLogger(f"etl_craft.task.{task.task_code}"),
-        pipeline_id=pipeline.pipeline_id,
-        pipeline_code=pipeline.pipeline_code,
-        refresh_type=pipeline.refresh_type,
-        pipeline_run_id=run.pipeline_run_id,
-        run_key=run.run_key,
-        run_date=run.run_date or run.start_date.date(),
+        log=logging.getLogger(f"etl_craft.task.{subject.task_code}"),
+        pipeline_id=subject.pipeline_id,
+        pipeline_code=subject.pipeline_code,
+        refresh_type=subject.refresh_type,
+        pipeline_run_id=subject.pipeline_run_id,
+        run_key=subject.run_key,
+        run_date=subject.run_date or subject.start_date.date(),
         trigger_kind=trigger,
-        task_id=task.task_id,
-        task_code=task.task_code,
-        task_type=task.task_type,
-        handler=Handler(task.handler),
-        task_run_id=attempt.task_run_id,
-        attempt_id=attempt.attempt_id,
-        attempt_number=attempt.attempt_number,
+        task_id=subject.task_id,
+        task_code=subject.task_code,
+        task_type=subject.task_type,
+        handler=Handler(subject.handler),
+        task_run_id=subject.task_run_id,
+        attempt_id=subject.attempt_id,
+        attempt_number=subject.attempt_number,
         owner_id=spec.owner_id,
         parameters=parameters,
-        stored_offset=StoredOffset(OffsetType(offset_row[0]), offset_row[1]) if offset_row else None,
+        stored_offset=offset,
         force=spec.force,
         rerun=spec.rerun,
     )
