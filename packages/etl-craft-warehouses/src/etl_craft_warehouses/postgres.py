@@ -1,8 +1,9 @@
 """PostgreSQL through psycopg 3: one transaction per action, temporary stages, identity ROW_IDs.
 
 Sessions start in UTC (SET TIME ZONE before the first transaction), so timestamps with a time zone
-render the same on every host. Stages are indexed on the merge key and analyzed before they are
-joined, because temporary tables are never analyzed by autovacuum.
+render the same on every host. Stages are indexed on the merge key before they are joined, and
+analyzed unless a unique index on one column already tells the planner what it needs, because
+temporary tables are never analyzed by autovacuum.
 """
 
 from __future__ import annotations
