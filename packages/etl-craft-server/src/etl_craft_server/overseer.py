@@ -401,8 +401,9 @@ class Overseer:
         queued = any(s.starved_since is not None for s in self.supervised.values())
         for run_id, supervised in list(self.supervised.items()):
             woken = run_id in events.runs or supervised.pipeline_id in events.pipelines
-            # A run waiting for a process has nothing to do until its turn comes (below) or it is woken.
-            swept = supervised.starved_since is None and time.monotonic() >= supervised.wake_at
+            # A run waiting for a process has nothing to do until its turn comes (below) or it is
+            # woken, unless every process is taken: then sweeps find the attempts that ended unseen.
+            swept = time.monotonic() >= supervised.wake_at and (supervised.starved_since is None or free <= 0)
             if woken or supervised.supervisor.processes.ended() or swept:
                 free -= self._step_run(run_id, supervised, dispatch, 0 if queued else free)
                 queued = queued or supervised.starved_since is not None

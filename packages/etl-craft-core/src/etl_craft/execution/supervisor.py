@@ -315,10 +315,25 @@ class RunSupervisor:
             if decisions is None:
                 continue
             again_from = AGAIN_FROM_ANY if task_id in self._again else ("FAILED",)
-            if self.processes.launch(node, again_from=again_from, decisions=decisions):
+            if self._launch(node, again_from=again_from, decisions=decisions):
                 self._again.discard(task_id)
-                self._started_since_read += 1
-                self._launched += 1
+
+    def _launch(
+        self,
+        node: TaskNode,
+        *,
+        again_from: tuple[str, ...] = ("FAILED",),
+        queued: AttemptRow | None = None,
+        decisions: list[gate_records.Decision] | None = None,
+    ) -> bool:
+        """Claim and start an attempt (False: someone else claimed it). It counts against the limits
+        only once its process started: a start that failed is recorded FAILED and holds nothing."""
+        before = len(self.processes.children)
+        claimed = self.processes.launch(node, again_from=again_from, queued=queued, decisions=decisions)
+        started = len(self.processes.children) - before
+        self._started_since_read += started
+        self._launched += started
+        return claimed
 
     def _admit_across_pipelines(
         self, snap: _Snapshot, node: TaskNode, states: dict[int, TaskState]
@@ -374,9 +389,7 @@ class RunSupervisor:
                 continue
             if self._slots(snap) <= 0:
                 return
-            self.processes.launch(self.graph.tasks[task_id], queued=latest)
-            self._started_since_read += 1
-            self._launched += 1
+            self._launch(self.graph.tasks[task_id], queued=latest)
 
     def _plan_retries(self, snap: _Snapshot, first: bool) -> bool:
         """FAILED tasks found when the run resumes start again; in-session failures follow RETRIES.
