@@ -28,7 +28,11 @@ tick's run ended, the Engine DB gives:
   budget is about; claim -> RUNNING is the task process's start;
 - memory: the server's peak RSS (VmHWM) read before SIGTERM, the long-lived helpers it started (the
   fork server) likewise, and, sampled every half second, the whole process tree's PSS and the
-  number of task processes alive at once; CPU seconds of the server and of the task processes.
+  number of task processes alive at once;
+- CPU: seconds of the server, of the task processes and (when PostgreSQL runs on this machine and
+  its data directory is readable) of PostgreSQL, their sum per attempt, and how busy the machine's
+  CPUs were from the tick to the last run's end: near 100% means the machine, not the scheduler,
+  set the pace.
 
 The baseline, measured in the same run with its own database and server, is the same tick for one
 pipeline: the latency with no load. Budgets from the plan (admission p99 under 2 s, queue age p99
@@ -232,7 +236,35 @@ def _cpu_seconds(pid: int) -> tuple[float, float]:
     return own, children
 
 
-def _descendants(pid: int) -> list[int]:
+def _machine_cpu_ticks() -> tuple[int, int]:
+    """(busy, total) CPU ticks of the whole machine since boot, from /proc/stat."""
+    with open("/proc/stat") as fh:
+        ticks = [int(value) for value in fh.readline().split()[1:]]
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)  # idle and iowait are not busy
+
+
+def _postmaster_pid() -> int | None:
+    """The PostgreSQL server's pid when it runs on this machine and its data directory is readable."""
+    try:
+        with psycopg.connect(**PG, dbname="postgres") as conn:
+            row = conn.execute("SELECT current_setting('data_directory')").fetchone()
+        with open(Path(str(row[0] if row else "")) / "postmaster.pid") as fh:
+            pid = int(fh.readline())
+    except (psycopg.Error, OSError, ValueError):
+        return None
+    return pid if Path(f"/proc/{pid}").exists() else None
+
+
+def _postgres_cpu_seconds(postmaster: int | None) -> float | None:
+    """CPU of the PostgreSQL server so far: the postmaster, its live backends and the reaped ones."""
+    if postmaster is None:
+        return None
+    own, reaped = _cpu_seconds(postmaster)
+    return own + reaped + sum(_cpu_seconds(pid)[0] for pid in _children_by_parent().get(postmaster, []))
+
+
+def _children_by_parent() -> dict[int, list[int]]:
+    """Every live process (zombies left out) by its parent's pid, read from /proc."""
     parents: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -244,6 +276,11 @@ def _descendants(pid: int) -> list[int]:
             continue
         if fields[0] != "Z":
             parents.setdefault(int(fields[1]), []).append(int(entry))
+    return parents
+
+
+def _descendants(pid: int) -> list[int]:
+    parents = _children_by_parent()
     found, stack = [], [pid]
     while stack:
         for child in parents.get(stack.pop(), []):
@@ -513,6 +550,7 @@ def measure(pipelines: int, tasks: int, timeout: float, log_dir: Path | None = N
         run_key = f"schedule:{tick:%Y-%m-%dT%H:%M:%SZ}"
         clock = Clock(folder / "schedule-clock")
         clock.set(start)
+        postmaster = _postmaster_pid()
         server = Server(folder, env, clock.path)
         sampler = TreeSampler(server.pid)
         exit_code: int | None = None
@@ -532,6 +570,8 @@ def measure(pipelines: int, tasks: int, timeout: float, log_dir: Path | None = N
             time.sleep(1.0)  # the warm-up's last step done; the loop idles
             helpers = _helpers(server.pid)
             server_cpu_before = _cpu_seconds(server.pid)[0]
+            postgres_cpu_before = _postgres_cpu_seconds(postmaster)
+            machine_before = _machine_cpu_ticks()
             sampler.start()
             due = datetime.fromtimestamp(clock.set(tick), UTC)
             _wait_for(
@@ -546,6 +586,8 @@ def measure(pipelines: int, tasks: int, timeout: float, log_dir: Path | None = N
             sampler.join()
             server_hwm_kb = _status_kb(server.pid, "VmHWM")
             server_cpu = _cpu_seconds(server.pid)[0] - server_cpu_before
+            postgres_cpu_after = _postgres_cpu_seconds(postmaster)
+            machine_after = _machine_cpu_ticks()
             helpers_after = _helpers(server.pid)
         finally:
             sampler.stopped.set()
@@ -557,6 +599,7 @@ def measure(pipelines: int, tasks: int, timeout: float, log_dir: Path | None = N
             helpers_after[pid]["cpu"][1] - helpers[pid]["cpu"][1] for pid in helpers_after.keys() & helpers.keys()
         )
         measured = latencies(database, run_key, due)
+        postgres_cpu = _difference(postgres_cpu_after, postgres_cpu_before)
         measured.update(
             pipelines=pipelines,
             tasks_per_pipeline=tasks,
@@ -573,11 +616,27 @@ def measure(pipelines: int, tasks: int, timeout: float, log_dir: Path | None = N
                 "peak_task_processes": max(0, sampler.peak_descendants - len(helpers_after)),
                 "samples": sampler.samples,
             },
-            cpu_seconds={"server": round(server_cpu, 1), "task_processes": round(task_cpu, 1)},
+            cpu_seconds={
+                "server": round(server_cpu, 1),
+                "task_processes": round(task_cpu, 1),
+                # None when PostgreSQL runs elsewhere (or its pid can't be read): then not in per_attempt_ms
+                "postgresql": postgres_cpu,
+                "per_attempt_ms": round(
+                    1000 * (server_cpu + task_cpu + (postgres_cpu or 0)) / max(1, measured["attempts"]), 1
+                ),
+                # Busy share of every CPU of the machine from the tick to the last run's end.
+                "machine_busy_percent": round(
+                    100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1])
+                ),
+            },
             server_log=server.log_counts(),
             server_exit_code=exit_code,
         )
         return measured
+
+
+def _difference(after: float | None, before: float | None) -> float | None:
+    return None if after is None or before is None else round(after - before, 1)
 
 
 def _budgets(load: dict[str, Any]) -> dict[str, Any]:
@@ -627,11 +686,12 @@ def _print_summary(report: dict[str, Any]) -> None:
         f"runs {load['run_statuses']}, attempts {load['attempt_statuses']}, makespan {load['makespan_seconds']} s "
         f"({load['tasks_per_second']} tasks/s; baseline {baseline['makespan_seconds']} s)"
     )
-    memory = load["memory"]
+    memory, cpu = load["memory"], load["cpu_seconds"]
     print(
         f"server peak RSS {memory['server_peak_rss_mb']} MB (baseline {baseline['memory']['server_peak_rss_mb']}), "
         f"tree peak PSS {memory['tree_peak_pss_mb']} MB, up to {memory['peak_task_processes']} task processes "
-        f"at once; CPU s: server {load['cpu_seconds']['server']}, tasks {load['cpu_seconds']['task_processes']}"
+        f"at once; CPU s: server {cpu['server']}, tasks {cpu['task_processes']}, PostgreSQL {cpu['postgresql']}"
+        f" ({cpu['per_attempt_ms']} ms per attempt; the machine's CPUs {cpu['machine_busy_percent']}% busy)"
     )
     for name, budget in report["budgets"].items():
         verdict = "met" if budget["met"] else "MISSED"

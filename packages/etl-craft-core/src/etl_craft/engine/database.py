@@ -1,7 +1,8 @@
 """Opening the Engine DB: one SQLAlchemy engine per process with the actor on every transaction.
 
 `EngineDb.write()` opens a write transaction (BEGIN IMMEDIATE on SQLite, so two writers queue on
-the busy timeout instead of failing on a lock upgrade); `EngineDb.read()` opens a plain one.
+the busy timeout instead of failing on a lock upgrade); `EngineDb.read()` opens a plain one on
+SQLite and runs each statement on its own (autocommit) on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -75,6 +76,10 @@ class EngineDb:
             # Only writes consult the acting identity (the audit triggers), so a read transaction
             # skips the round trip that sets it on PostgreSQL: reads are most of the overseer's work.
             conn = raw.execution_options(etl_craft_reads_only=True)
+            if self.dialect == "postgresql":
+                # Each statement of a READ COMMITTED transaction sees its own snapshot, so BEGIN and
+                # COMMIT would add two round trips and nothing else (snapshot() is for consistency).
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
             with conn.begin():
                 yield conn
 

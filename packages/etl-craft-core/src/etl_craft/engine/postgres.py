@@ -114,6 +114,9 @@ def open_postgres(config: ConnectorConfig, profile: ConnectionProfile, *, pooled
         connect_args=args,
         poolclass=NullPool if not pooled else None,
         pool_pre_ping=pooled,
+        # The Engine DB has no HSTORE column: skip the type lookup every new engine's first
+        # connection would make (three round trips in each task process).
+        use_native_hstore=False,
     )
     event.listen(engine, "begin", _on_begin)
     if check:

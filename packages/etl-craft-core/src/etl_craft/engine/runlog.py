@@ -387,6 +387,62 @@ def attempts_of_run(conn: sa.Connection, run_id: int) -> dict[int, list[AttemptR
     return found
 
 
+@dataclass(frozen=True)
+class RunState:
+    """A run as its supervisor sees it: the run row, whether its pipeline is paused, its task runs by
+    task id and their attempts by task run id (oldest first)."""
+
+    run: RunRow
+    paused: bool
+    task_runs: dict[int, TaskRunRow]
+    attempts: dict[int, list[AttemptRow]]
+
+    def latest_attempt(self, task_id: int) -> AttemptRow | None:
+        task_run = self.task_runs.get(task_id)
+        found = self.attempts.get(task_run.task_run_id, []) if task_run else []
+        return found[-1] if found else None
+
+    def attempt(self, attempt_id: int) -> AttemptRow | None:
+        return next((a for rows in self.attempts.values() for a in rows if a.attempt_id == attempt_id), None)
+
+
+_TASK_RUN_FIELDS = [f.name for f in fields(TaskRunRow)]
+_ATTEMPT_FIELDS = [f.name for f in fields(AttemptRow)]
+
+
+def run_state(conn: sa.Connection, run_id: int) -> RunState | None:
+    """Two queries: the run with its pause, then its task runs joined to their attempts. A supervisor
+    reads this on every step, so it is not four (run, pause, task runs, attempts)."""
+    runs, pauses = t.aud_pipelines_run_log, t.aud_pipeline_pauses
+    paused = sa.exists().where(pauses.c.pipeline_id == runs.c.pipeline_id, pauses.c.resumed_at.is_(None))
+    found = conn.execute(
+        sa.select(*_columns(runs, RunRow), paused.label("paused")).where(runs.c.pipeline_run_id == run_id)
+    ).one_or_none()
+    if found is None:
+        return None
+    task_runs_t, attempts_t = t.aud_task_run_log, t.aud_task_attempts
+    query = (
+        sa.select(
+            *_columns(task_runs_t, TaskRunRow), *(attempts_t.c[name].label(f"a_{name}") for name in _ATTEMPT_FIELDS)
+        )
+        .outerjoin(attempts_t, attempts_t.c.task_run_id == task_runs_t.c.task_run_id)
+        .where(task_runs_t.c.pipeline_run_id == run_id)
+        .order_by(task_runs_t.c.task_run_id, attempts_t.c.attempt_number)
+    )
+    task_runs: dict[int, TaskRunRow] = {}
+    attempts: dict[int, list[AttemptRow]] = {}
+    for row in conn.execute(query):
+        values = row._mapping
+        if row.task_id not in task_runs:
+            task_runs[row.task_id] = TaskRunRow(**{name: values[name] for name in _TASK_RUN_FIELDS})
+        if values["a_attempt_id"] is not None:
+            attempts.setdefault(row.task_run_id, []).append(
+                AttemptRow(**{name: values[f"a_{name}"] for name in _ATTEMPT_FIELDS})
+            )
+    run = RunRow(**{f.name: found._mapping[f.name] for f in fields(RunRow)})
+    return RunState(run, bool(found.paused), task_runs, attempts)
+
+
 def attempt(conn: sa.Connection, attempt_id: int) -> AttemptRow | None:
     row = conn.execute(
         sa.select(*_columns(t.aud_task_attempts, AttemptRow)).where(t.aud_task_attempts.c.attempt_id == attempt_id)

@@ -618,50 +618,50 @@ def queue_attempt(
         )
     ).one_or_none()
     subject = f"task {task_id} of run {pipeline_run_id}"
+    # No savepoint: a refused insert ends the caller's transaction, and every caller lets it roll back.
     try:
-        with conn.begin_nested():
-            if existing is None:
-                task_run_id = int(
-                    conn.execute(
-                        task_runs.insert()
-                        .values(
-                            task_id=task_id,
-                            pipeline_run_id=pipeline_run_id,
-                            status="IN-PROGRESS",
-                            start_date=now,
-                            attempt_count=1,
-                        )
-                        .returning(task_runs.c.task_run_id)
-                    ).scalar_one()
-                )
-                number = 1
-            else:
-                task_run_id, number = existing.task_run_id, existing.attempt_count + 1
-                result = conn.execute(
-                    task_runs.update()
-                    .where(
-                        task_runs.c.task_run_id == task_run_id,
-                        task_runs.c.status.in_(again_from),
-                        task_runs.c.attempt_count == existing.attempt_count,
-                    )
-                    .values(status="IN-PROGRESS", attempt_count=number, end_date=None)
-                )
-                _check(result, subject, " or ".join(again_from), f"status {existing.status}")
-            attempt_id = int(
+        if existing is None:
+            task_run_id = int(
                 conn.execute(
-                    attempts.insert()
+                    task_runs.insert()
                     .values(
-                        task_run_id=task_run_id,
-                        attempt_number=number,
-                        status="QUEUED",
-                        queued_at=now,
-                        not_before=not_before,
-                        requested_by=actor.name,
-                        requested_by_kind=actor.kind.value,
+                        task_id=task_id,
+                        pipeline_run_id=pipeline_run_id,
+                        status="IN-PROGRESS",
+                        start_date=now,
+                        attempt_count=1,
                     )
-                    .returning(attempts.c.attempt_id)
+                    .returning(task_runs.c.task_run_id)
                 ).scalar_one()
             )
+            number = 1
+        else:
+            task_run_id, number = existing.task_run_id, existing.attempt_count + 1
+            result = conn.execute(
+                task_runs.update()
+                .where(
+                    task_runs.c.task_run_id == task_run_id,
+                    task_runs.c.status.in_(again_from),
+                    task_runs.c.attempt_count == existing.attempt_count,
+                )
+                .values(status="IN-PROGRESS", attempt_count=number, end_date=None)
+            )
+            _check(result, subject, " or ".join(again_from), f"status {existing.status}")
+        attempt_id = int(
+            conn.execute(
+                attempts.insert()
+                .values(
+                    task_run_id=task_run_id,
+                    attempt_number=number,
+                    status="QUEUED",
+                    queued_at=now,
+                    not_before=not_before,
+                    requested_by=actor.name,
+                    requested_by_kind=actor.kind.value,
+                )
+                .returning(attempts.c.attempt_id)
+            ).scalar_one()
+        )
     except sa.exc.IntegrityError:
         raise _stale(subject, "no task run yet, or no live attempt", "another caller queued it first") from None
     return QueuedAttempt(task_run_id, attempt_id, number)

@@ -23,7 +23,7 @@ from etl_craft.core.redaction import SecretMask, redact_file
 from etl_craft.engine import gate_records, runlog, transitions
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.records import AttemptOutcome
-from etl_craft.engine.runlog import AttemptRow
+from etl_craft.engine.runlog import AttemptRow, RunState
 from etl_craft.execution.graph import Graph, TaskNode
 from etl_craft.execution.leases import lease_until
 from etl_craft.execution.local_provider import LocalProvider, RunningChild
@@ -58,6 +58,7 @@ class AttemptProcesses:
         self.provider = LocalProvider(db.dialect, (t.handler for t in graph.tasks.values()))
         self.children: dict[int, RunningChild] = {}
         self.stopping: dict[int, tuple[RunningChild, float]] = {}
+        self.exited: list[tuple[RunningChild, int]] = []  # reaped, with exit status; ends not yet reported
 
     @property
     def busy(self) -> bool:
@@ -174,31 +175,44 @@ class AttemptProcesses:
             return False
         return True
 
-    def collect_exits(self) -> None:
+    def reap(self) -> None:
+        """Move the processes that ended to `exited`, where they stay until their ends are reported
+        (an Engine DB outage in between leaves them for the next step)."""
         for attempt_id, child in list(self.children.items()):
             status = child.exit_status()
             if status is None:
                 continue
             del self.children[attempt_id]
             fault_point("after_child_exit")
-            row = self.attempt(attempt_id)
-            if row is not None and row.status in ("CLAIMED", "RUNNING") and row.owner_id == str(self.owner):
-                # The process ended without recording an outcome: record one on its behalf, and mask
-                # its log file here since its own masking thread may have died with it.
-                redact_file(child.spec.log_path, self.config.resolved_secrets())
-                how = (
-                    f"was killed by signal {signal.Signals(-status).name}"
-                    if status < 0
-                    else f"exited with status {status}"
-                )
-                self.record_outcome(
-                    attempt_id,
-                    f"the task process {how} before recording an outcome",
-                    exit_code=status,
-                    log_path=child.spec.log_path,
-                )
-                row = self.attempt(attempt_id)
-            self._report_end(row, child)
+            self.exited.append((child, status))
+
+    def record_silent_ends(self, state: RunState) -> bool:
+        """Record an outcome for each reaped process whose attempt, read after the reap, is still ours and
+        live: it ended without recording one. Returns whether there was any (the state is then stale,
+        whoever's outcome won)."""
+        found = False
+        for child, status in self.exited:
+            row = state.attempt(child.spec.attempt_id)
+            if row is None or row.status not in ("CLAIMED", "RUNNING") or row.owner_id != str(self.owner):
+                continue
+            # Mask its log file here: its own masking thread may have died with it.
+            redact_file(child.spec.log_path, self.config.resolved_secrets())
+            how = (
+                f"was killed by signal {signal.Signals(-status).name}" if status < 0 else f"exited with status {status}"
+            )
+            self.record_outcome(
+                child.spec.attempt_id,
+                f"the task process {how} before recording an outcome",
+                exit_code=status,
+                log_path=child.spec.log_path,
+            )
+            found = True
+        return found
+
+    def report_ends(self, state: RunState) -> None:
+        for child, _status in self.exited:
+            self._report_end(state.attempt(child.spec.attempt_id), child)
+        self.exited.clear()
 
     def attempt(self, attempt_id: int) -> AttemptRow | None:
         with self.db.read() as conn:
@@ -262,8 +276,8 @@ class AttemptProcesses:
         self.stopping.clear()
 
     def ended(self) -> bool:
-        """Whether a task process ended that collect_exits has not seen yet."""
-        return any(not child.process.is_alive() for child in self.children.values())
+        """Whether a task process ended whose end was not reported yet."""
+        return bool(self.exited) or any(not child.process.is_alive() for child in self.children.values())
 
     def seconds_to_deadline(self) -> float | None:
         """Seconds until a time limit (or a stop's grace) is due, if any runs."""

@@ -28,7 +28,7 @@ from etl_craft.core.faults import fault_point
 from etl_craft.engine import gate_records, runlog, transitions
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.retry import TRANSIENT
-from etl_craft.engine.runlog import AttemptRow, RunRow, TaskRunRow
+from etl_craft.engine.runlog import AttemptRow, RunState
 from etl_craft.execution import alerts
 from etl_craft.execution.attempts import AttemptProcesses
 from etl_craft.execution.gates import Answer
@@ -83,20 +83,7 @@ class Supervised:
     states: dict[int, TaskState] = field(default_factory=dict)
 
 
-@dataclass
-class _Snapshot:
-    run: RunRow
-    task_runs: dict[int, TaskRunRow]
-    attempts: dict[int, list[AttemptRow]]
-    paused: bool
-
-    def latest_attempt(self, task_id: int) -> AttemptRow | None:
-        task_run = self.task_runs.get(task_id)
-        found = self.attempts.get(task_run.task_run_id, []) if task_run else []
-        return found[-1] if found else None
-
-
-def _live(snap: _Snapshot) -> int:
+def _live(snap: RunState) -> int:
     return sum(1 for rows in snap.attempts.values() for a in rows if a.status in ("CLAIMED", "RUNNING"))
 
 
@@ -188,10 +175,13 @@ class RunSupervisor:
     def _step(self, dispatch: bool, lease_lost: bool) -> Supervised | None:
         first = self._first
         self._first = False
-        self.processes.collect_exits()
+        self.processes.reap()
         self.processes.enforce_timeouts()
         self._reconcile_foreign()
-        snap = self._read()
+        snap = self._read()  # after the reap: an outcome a reaped process recorded is in it
+        if self.processes.record_silent_ends(snap):
+            snap = self._read()
+        self.processes.report_ends(snap)
         ended = self._ended_elsewhere(snap, lease_lost)
         if ended:
             return ended
@@ -208,17 +198,11 @@ class RunSupervisor:
             return None  # ready work waits for the overseer's pool: the run is not finished
         return self._finished(snap, states, decision)
 
-    def _read(self) -> _Snapshot:
+    def _read(self) -> RunState:
         self._started_since_read = 0
         with self.db.read() as conn:
-            run = runlog.run(conn, self.run_id)
-            assert run is not None
-            snap = _Snapshot(
-                run,
-                runlog.task_runs_of(conn, self.run_id),
-                runlog.attempts_of_run(conn, self.run_id),
-                runlog.open_pause(conn, run.pipeline_id) is not None,
-            )
+            snap = runlog.run_state(conn, self.run_id)
+        assert snap is not None
         self._live_read = _live(snap)
         return snap
 
@@ -228,7 +212,7 @@ class RunSupervisor:
         takes from an overseer's pool (an attempt whose end was read gives its place back at once)."""
         return self._live_read + self._started_since_read
 
-    def _ended_elsewhere(self, snap: _Snapshot, lease_lost: bool) -> Supervised | None:
+    def _ended_elsewhere(self, snap: RunState, lease_lost: bool) -> Supervised | None:
         run = snap.run
         if not self.scope.own_run and not self.processes.busy and run.status != "IN-PROGRESS":
             # A task run on its own: the run may end meanwhile (its supervisor finalized it once this
@@ -245,7 +229,7 @@ class RunSupervisor:
             return Supervised(Ending.TAKEN, run.status, f"the run is now {run.status}, changed by {who}")
         return None
 
-    def _watch_sla(self, snap: _Snapshot) -> None:
+    def _watch_sla(self, snap: RunState) -> None:
         """A run past its SLA is marked BREACHED as soon as it is (decided once, never re-measured)."""
         hours = self.graph.pipeline.sla_in_hours
         if hours is None or snap.run.sla_status is not None or not self.scope.own_run:
@@ -257,7 +241,7 @@ class RunSupervisor:
                 self.progress(f"{self.graph.code}: pipeline_run_id={self.run_id} breached its SLA of {hours} hour(s)")
                 self.alerts(AlertEvent.SLA_BREACHED)
 
-    def _states(self, snap: _Snapshot) -> dict[int, TaskState]:
+    def _states(self, snap: RunState) -> dict[int, TaskState]:
         states = {}
         for task_id, task_run in snap.task_runs.items():
             if task_id in self._again and task_run.status != "IN-PROGRESS":
@@ -265,7 +249,7 @@ class RunSupervisor:
             states[task_id] = TaskState(Phase(task_run.status), task_run.rows_written)
         return states
 
-    def _decide(self, snap: _Snapshot, states: dict[int, TaskState]) -> Decision:
+    def _decide(self, snap: RunState, states: dict[int, TaskState]) -> Decision:
         decision = decide(self.graph, states)
         active = any(s.phase is Phase.ACTIVE for s in states.values())
         startable = [t for t in decision.ready if self.scope.includes(t)]
@@ -293,7 +277,7 @@ class RunSupervisor:
 
     # --- starting attempts -------------------------------------------------------------------------
 
-    def _slots(self, snap: _Snapshot) -> int:
+    def _slots(self, snap: RunState) -> int:
         own = max(0, self.config.orchestration.max_parallel_tasks - _live(snap) - self._started_since_read)
         if self._pool_free is None:
             return own
@@ -302,7 +286,7 @@ class RunSupervisor:
             self.pool_starved = True
         return min(own, pool)
 
-    def _start_ready(self, snap: _Snapshot, decision: Decision, states: dict[int, TaskState]) -> None:
+    def _start_ready(self, snap: RunState, decision: Decision, states: dict[int, TaskState]) -> None:
         ready = [t for t in decision.ready if self.scope.includes(t)]
         if not self.scope.check_dependencies:
             ready += [t for t in (self.scope.tasks or ()) if t not in snap.task_runs and t not in ready]
@@ -336,7 +320,7 @@ class RunSupervisor:
         return claimed
 
     def _admit_across_pipelines(
-        self, snap: _Snapshot, node: TaskNode, states: dict[int, TaskState]
+        self, snap: RunState, node: TaskNode, states: dict[int, TaskState]
     ) -> list[gate_records.Decision] | None:
         """The gate decisions to record with the attempt, or None when the task must not start now
         (it waits for another pipeline without holding a slot, or it was recorded SKIPPED)."""
@@ -372,13 +356,13 @@ class RunSupervisor:
         self.progress(f"{self.graph.code}.{node.code}: SKIPPED, {admission.reason}")
         return None
 
-    def _again_is_ready(self, task_id: int, snap: _Snapshot, decision: Decision) -> bool:
+    def _again_is_ready(self, task_id: int, snap: RunState, decision: Decision) -> bool:
         task_run = snap.task_runs.get(task_id)
         if task_run is not None and task_run.status == "IN-PROGRESS":
             return False
         return not self.scope.check_dependencies or task_id in decision.ready or task_id in self.scope.again
 
-    def _start_due_retries(self, snap: _Snapshot) -> None:
+    def _start_due_retries(self, snap: RunState) -> None:
         now = utc_now()
         for task_id, _task_run in snap.task_runs.items():
             latest = snap.latest_attempt(task_id)
@@ -391,7 +375,7 @@ class RunSupervisor:
                 return
             self._launch(self.graph.tasks[task_id], queued=latest)
 
-    def _plan_retries(self, snap: _Snapshot, first: bool) -> bool:
+    def _plan_retries(self, snap: RunState, first: bool) -> bool:
         """FAILED tasks found when the run resumes start again; in-session failures follow RETRIES.
         Returns whether any attempt was queued."""
         queued_any = False
@@ -452,7 +436,7 @@ class RunSupervisor:
 
     # --- ending ----------------------------------------------------------------------------------
 
-    def _finished(self, snap: _Snapshot, states: dict[int, TaskState], decision: Decision) -> Supervised | None:
+    def _finished(self, snap: RunState, states: dict[int, TaskState], decision: Decision) -> Supervised | None:
         if self.processes.busy:
             return None
         scoped = [t for t in self.graph.tasks if self.scope.includes(t)]
@@ -490,7 +474,7 @@ class RunSupervisor:
             self.alerts(AlertEvent.RUN_FAILED, error=verdict.message)
         return Supervised(Ending.FINISHED, verdict.status.value, verdict.message, states)
 
-    def _all_skip_reasons(self, snap: _Snapshot) -> dict[int, str]:
+    def _all_skip_reasons(self, snap: RunState) -> dict[int, str]:
         reasons = {t: r.error_message or "" for t, r in snap.task_runs.items() if r.status == "SKIPPED"}
         reasons.update(self.skip_reasons)
         return reasons
