@@ -52,6 +52,7 @@ def test_of_two_servers_exactly_one_leads_and_the_other_names_it(harness: Harnes
 
     stderr = stop_server(leader)
     assert "leader" in stderr and f"overseer {running[0].overseer_id} stopped" in stderr
+    assert "up to 8 task process(es) at once across its runs" in stderr  # the server-wide pool, by default
     assert "password" not in stderr.lower()
     rows = _overseers(harness)
     assert len(rows) == 1  # the refused server wrote nothing

@@ -36,7 +36,7 @@ def _serve(args: argparse.Namespace) -> int:
         with StopSignals("etl-craft server").installed() as signals, leadership(ctx.db, __version__, ctx.actor) as oid:
             log.info(
                 "etl-craft server %s (core %s): overseer %s, owner %s, Engine DB %s, leader; "
-                "schedules in %s%s; up to %s parallel task(s) per pipeline",
+                "schedules in %s%s; up to %s task process(es) at once across its runs",
                 __version__,
                 core_version,
                 oid,
