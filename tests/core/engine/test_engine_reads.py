@@ -1,5 +1,6 @@
-"""How the Engine DB is read: runlog.run_state (what a supervisor reads on every step, in two
-queries) and the transaction a read runs in. Both dialects."""
+"""How the Engine DB is read on the hot paths: runlog.run_state (what a supervisor reads on every
+step, in two queries), what a task process reads about its attempt, and the transaction a read runs
+in. Both dialects."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sqlalchemy as sa
 
 from etl_craft.core.actor import Actor
 from etl_craft.core.enums import ActorKind, RunStatus, TriggerKind
-from etl_craft.engine import runlog
+from etl_craft.engine import gate_records, runlog
 from etl_craft.engine import tables as t
 from etl_craft.engine import transitions as tr
 from etl_craft.engine.records import AttemptOutcome
@@ -143,3 +144,39 @@ def test_a_postgresql_engine_skips_the_hstore_lookup_on_its_first_connection(eng
         conn.execute(sa.select(sa.literal(1))).scalar_one()
     assert engine_db.engine.dialect.use_native_hstore is False
     assert engine_db.engine.dialect._has_native_hstore is False
+
+
+def test_a_task_process_reads_whether_its_attempt_consumes_gate_decisions(engine_db) -> None:
+    """Only an attempt claimed with a SATISFIED decision that selected a run consumes: the task process
+    skips the consumption statement for every other attempt."""
+    pipeline, tasks = _pipeline_with_tasks(engine_db, "p", ["a", "b", "c"])
+    upstream, upstream_tasks = _pipeline_with_tasks(engine_db, "q", ["u"])
+    with engine_db.write() as conn:
+        edge = conn.execute(
+            t.cfg_task_dependency.insert()
+            .values(
+                pipeline_id=pipeline,
+                task_id=tasks["a"],
+                depends_on_pipeline_id=upstream,
+                depends_on_task_id=upstream_tasks["u"],
+                dependency_type="SUCCESS",
+            )
+            .returning(t.cfg_task_dependency.c.task_dependency_id)
+        ).scalar_one()
+    upstream_run = _run(engine_db, upstream)
+    run_id = _run(engine_db, pipeline)
+    results = {"a": ("SATISFIED", upstream_run), "b": ("BYPASSED", None), "c": None}
+    attempts = {}
+    with engine_db.write() as conn:
+        for code, decided in results.items():
+            attempts[code] = tr.queue_attempt(conn, pipeline_run_id=run_id, task_id=tasks[code], actor=SYSTEM, now=NOW)
+            if decided is not None:
+                decision = gate_records.Decision(None, edge, decided[0], "judged", selected_pipeline_run_id=decided[1])
+                gate_records.record_decisions(conn, run_id, [decision], NOW, attempts[code].attempt_id)
+        # The same SATISFIED decision under another attempt of another run changes nothing here.
+        other = tr.queue_attempt(conn, pipeline_run_id=upstream_run, task_id=upstream_tasks["u"], actor=SYSTEM, now=NOW)
+        satisfied = gate_records.Decision(None, edge, "SATISFIED", "judged", selected_pipeline_run_id=upstream_run)
+        gate_records.record_decisions(conn, upstream_run, [satisfied], NOW, other.attempt_id)
+    with engine_db.read() as conn:
+        consumes = {code: runlog.attempt_subject(conn, a.attempt_id).consumes for code, a in attempts.items()}
+    assert consumes == {"a": True, "b": False, "c": False}

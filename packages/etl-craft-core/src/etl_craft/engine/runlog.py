@@ -488,17 +488,25 @@ class AttemptSubject:
     refresh_type: str
     offset_type: str | None  # the task's stored offset (AUD_TASK_OFFSET_TRACKER), if any
     offset_value: str | None
+    consumes: bool  # SATISFIED gate decisions were recorded with the attempt's claim: its success consumes them
 
 
 def attempt_subject(conn: sa.Connection, attempt_id: int) -> AttemptSubject | None:
     """One joined read at the start of every task process (it is on the hot path of each attempt)."""
-    a, tr, r, tk, p, o = (
+    a, tr, r, tk, p, o, d = (
         t.aud_task_attempts,
         t.aud_task_run_log,
         t.aud_pipelines_run_log,
         t.cfg_tasks,
         t.cfg_pipelines,
         t.aud_task_offset_tracker,
+        t.aud_gate_decisions,
+    )
+    consumes = sa.exists().where(
+        d.c.pipeline_run_id == tr.c.pipeline_run_id,  # the indexed column: decisions are kept per run
+        d.c.attempt_id == a.c.attempt_id,
+        d.c.result == "SATISFIED",
+        d.c.selected_pipeline_run_id.is_not(None),
     )
     query = (
         sa.select(
@@ -519,6 +527,7 @@ def attempt_subject(conn: sa.Connection, attempt_id: int) -> AttemptSubject | No
             p.c.refresh_type,
             o.c.offset_type,
             o.c.offset_value,
+            consumes.label("consumes"),
         )
         .select_from(
             a.join(tr, tr.c.task_run_id == a.c.task_run_id)
@@ -530,7 +539,7 @@ def attempt_subject(conn: sa.Connection, attempt_id: int) -> AttemptSubject | No
         .where(a.c.attempt_id == attempt_id)
     )
     row = conn.execute(query).one_or_none()
-    return AttemptSubject(**row._mapping) if row else None
+    return AttemptSubject(**{**row._mapping, "consumes": bool(row.consumes)}) if row else None
 
 
 def task_run(conn: sa.Connection, task_run_id: int) -> TaskRunRow | None:

@@ -790,10 +790,18 @@ def _end_attempt(
 
 
 def finish_attempt(
-    conn: sa.Connection, attempt_id: int, *, owner_id: str, outcome: AttemptOutcome, now: datetime
+    conn: sa.Connection,
+    attempt_id: int,
+    *,
+    owner_id: str,
+    outcome: AttemptOutcome,
+    now: datetime,
+    consumes: bool = True,
 ) -> None:
     """The owner records SUCCESS or FAILED. With SUCCESS the script's offset and the attempt's
-    cross-pipeline consumption are written in the same transaction, so all or none is recorded."""
+    cross-pipeline consumption are written in the same transaction, so all or none is recorded.
+    `consumes=False` is for an owner that read no SATISFIED decision recorded with the claim (the
+    task process's subject says so): the consumption statement is skipped on every ungated task."""
     assert outcome.status in ("SUCCESS", "FAILED")
     task_run_id = _end_attempt(
         conn,
@@ -808,7 +816,8 @@ def finish_attempt(
         return
     if outcome.offset is not None:
         _store_offset(conn, task_run_id, outcome, now)
-    _consume_task_decisions(conn, attempt_id, now)
+    if consumes:
+        _consume_task_decisions(conn, attempt_id, now)
 
 
 def _store_offset(conn: sa.Connection, task_run_id: int, outcome: AttemptOutcome, now: datetime) -> None:

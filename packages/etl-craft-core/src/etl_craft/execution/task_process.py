@@ -113,8 +113,9 @@ def _configure_logging(level: str, context: str) -> None:
     quiet_url_loggers(root.level)
 
 
-def _load_context(db: EngineDb, spec: ChildSpec, config: ConnectorConfig) -> TaskContext:
-    """Mark the attempt RUNNING and read everything about its task; stale if it is no longer ours."""
+def _load_context(db: EngineDb, spec: ChildSpec, config: ConnectorConfig) -> tuple[TaskContext, bool]:
+    """Mark the attempt RUNNING and read everything about its task; stale if it is no longer ours.
+    Also returns whether the attempt's success consumes gate decisions."""
     pid = os.getpid()
     with db.write() as conn:
         # The process acknowledges its own id: CLAIMED -> RUNNING, fenced by the owner's claim.
@@ -135,7 +136,7 @@ def _load_context(db: EngineDb, spec: ChildSpec, config: ConnectorConfig) -> Tas
     offset = None
     if trigger is not TriggerKind.BACKFILL and subject.offset_type is not None:
         offset = StoredOffset(OffsetType(subject.offset_type), subject.offset_value)
-    return TaskContext(
+    context = TaskContext(
         config=config,
         engine_db=db,
         log=logging.getLogger(f"etl_craft.task.{subject.task_code}"),
@@ -159,16 +160,19 @@ def _load_context(db: EngineDb, spec: ChildSpec, config: ConnectorConfig) -> Tas
         force=spec.force,
         rerun=spec.rerun,
     )
+    return context, subject.consumes
 
 
-def _record(db: EngineDb, spec: ChildSpec, outcome: AttemptOutcome) -> None:
+def _record(db: EngineDb, spec: ChildSpec, outcome: AttemptOutcome, consumes: bool = True) -> None:
     """Record the outcome, riding out a passing Engine DB outage (the write is guarded, so a repeat
     after an unacknowledged commit is refused as stale rather than applied twice)."""
     fault_point("child_before_outcome")
 
     def write() -> None:
         with db.write() as conn:
-            transitions.finish_attempt(conn, spec.attempt_id, owner_id=spec.owner_id, outcome=outcome, now=utc_now())
+            transitions.finish_attempt(
+                conn, spec.attempt_id, owner_id=spec.owner_id, outcome=outcome, now=utc_now(), consumes=consumes
+            )
             fault_point("child_in_outcome_transaction")
 
     retrying(write, f"recording the outcome of attempt {spec.attempt_id}")
@@ -185,7 +189,7 @@ def run_attempt(spec: ChildSpec) -> int:
     try:
         try:
             fault_point("child_start")
-            ctx = retrying(lambda: _load_context(db, spec, config), f"starting attempt {spec.attempt_id}")
+            ctx, consumes = retrying(lambda: _load_context(db, spec, config), f"starting attempt {spec.attempt_id}")
             log.info("attempt %s of %s.%s started", ctx.attempt_number, ctx.pipeline_code, ctx.task_code)
             module = importlib.import_module(HANDLER_MODULES[ctx.handler])
             result: HandlerResult = module.run(ctx)
@@ -228,7 +232,7 @@ def run_attempt(spec: ChildSpec) -> int:
             offset=result.offset,
         )
         try:
-            _record(db, spec, outcome)
+            _record(db, spec, outcome, consumes)
         except StaleTransitionError as stale:
             log.warning("the outcome was not recorded: %s", stale.message)
             return EXIT_STALE
