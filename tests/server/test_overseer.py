@@ -10,8 +10,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from etl_craft.core.actor import host_name
+from etl_craft.engine import locks
 from etl_craft.engine import tables as t
 from etl_craft.execution.process import descendants
+from etl_craft_server.leadership import LEADERSHIP_LOCK
 from tests.core.alerts.test_webhooks import KEY, deliveries, use_webhooks
 from tests.fixtures.harness import Harness, TaskSpec, process_alive
 from tests.server.overseer_fixtures import Clock, schedule, settled, start_server, stop_server
@@ -25,6 +27,29 @@ def _overseers(harness: Harness) -> list:
 
 def _no_live_attempts(harness: Harness) -> None:
     assert [a for a in harness.attempts() if a.status in ("QUEUED", "CLAIMED", "RUNNING")] == []
+
+
+@pytest.mark.parametrize("dialect", ["postgresql"])
+def test_a_server_whose_lock_session_ends_stops_so_that_one_server_leads(harness: Harness) -> None:
+    """The overseer lock lives as long as its PostgreSQL session. When that session ends (here an
+    administrator's pg_terminate_backend), another server may take the lock, so this one stops at its
+    next heartbeat and exits ENGINE_DB (12) saying why; a new server then leads."""
+    server = start_server(harness)
+    key = locks.advisory_key(harness.db.schema, LEADERSHIP_LOCK) & 0xFFFFFFFFFFFFFFFF
+    with harness.db.engine.connect() as conn:
+        holder = conn.exec_driver_sql(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = %s AND objid = %s"
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            (key >> 32, key & 0xFFFFFFFF),
+        ).scalar_one()
+        assert conn.exec_driver_sql("SELECT pg_terminate_backend(%s)", (holder,)).scalar_one() is True
+    result = server.wait(60)
+    assert result.returncode == 12, str(result)
+    assert "lost its leadership: the Engine DB session holding the overseer lock ended" in result.stderr
+    rows = _overseers(harness)
+    assert [(r.pid, r.stopped_at is not None) for r in rows] == [(server.pid, True)]
+    stop_server(start_server(harness))
+    assert [r.stopped_at is not None for r in _overseers(harness)] == [True, True]
 
 
 def _hourly(harness: Harness, code: str, tasks: list[TaskSpec], deps=()) -> Clock:

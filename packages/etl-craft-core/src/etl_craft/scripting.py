@@ -394,7 +394,7 @@ class ScriptTask:
             finally:
                 engine.dispose()
 
-    def _writer_turn(self, profile: ConnectionProfile) -> AbstractContextManager[None]:
+    def _writer_turn(self, profile: ConnectionProfile) -> AbstractContextManager[object]:
         if self._engine_db is None or not profile.jdbc_url.startswith("jdbc:duckdb:"):
             return nullcontext()
         from etl_craft.engine import locks

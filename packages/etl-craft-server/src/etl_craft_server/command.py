@@ -33,7 +33,8 @@ def _serve(args: argparse.Namespace) -> int:
             )
         clock = ScheduleClock.from_environment()
         owner = my_owner_id()
-        with StopSignals("etl-craft server").installed() as signals, leadership(ctx.db, __version__, ctx.actor) as oid:
+        leading = leadership(ctx.db, __version__, ctx.actor)
+        with StopSignals("etl-craft server").installed() as signals, leading as (oid, still_held):
             log.info(
                 "etl-craft server %s (core %s): overseer %s, owner %s, Engine DB %s, leader; "
                 "schedules in %s%s; up to %s task process(es) at once across its runs",
@@ -46,7 +47,7 @@ def _serve(args: argparse.Namespace) -> int:
                 "" if clock.real else f" on the test clock {clock.path}",
                 orchestration.max_parallel_tasks,
             )
-            heartbeat = OverseerHeartbeat(ctx.db, oid, str(owner))
+            heartbeat = OverseerHeartbeat(ctx.db, oid, str(owner), still_held, signals)
             heartbeat.start()
             try:
                 Overseer(ctx.db, ctx.config, owner, clock, signals, args.log_level).serve()
@@ -55,7 +56,9 @@ def _serve(args: argparse.Namespace) -> int:
             log.info("etl-craft server: overseer %s stopped (%s)", oid, signals.reason)
     finally:
         ctx.close()
-    return int(ExitCode.SUCCESS)
+    # A lost leadership is an Engine DB failure: a process supervisor restarts the server, which then
+    # leads again or names the server that does.
+    return int(ExitCode.ENGINE_DB if heartbeat.lost else ExitCode.SUCCESS)
 
 
 SERVER = Command(

@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
@@ -24,6 +24,7 @@ from etl_craft.engine import locks, overseers, transitions
 from etl_craft.engine.database import EngineDb
 from etl_craft.execution.leases import RENEW_SECONDS, lease_until
 from etl_craft.execution.process import process_start
+from etl_craft.execution.signals import StopSignals
 
 LEADERSHIP_LOCK = "overseer"
 HOLDER_ROW_WAIT_SECONDS = 5.0
@@ -31,14 +32,15 @@ log = logging.getLogger("etl_craft.server")
 
 
 @contextmanager
-def leadership(db: EngineDb, version: str, actor: Actor) -> Iterator[int]:
-    """Hold the overseer lock and its row for the block; yields the OVERSEER_ID.
+def leadership(db: EngineDb, version: str, actor: Actor) -> Iterator[tuple[int, Callable[[], bool]]]:
+    """Hold the overseer lock and its row for the block; yields the OVERSEER_ID and a check of whether
+    the lock is still held.
 
     A second server is refused (exit 14) naming the active one.
     """
     with contextlib.ExitStack() as stack:
         try:
-            stack.enter_context(locks.hold(db, LEADERSHIP_LOCK, timeout=0))
+            still_held = stack.enter_context(locks.hold(db, LEADERSHIP_LOCK, timeout=0))
         except LockTimeoutError:
             active = _active_overseer(db)
             raise LockTimeoutError(
@@ -52,7 +54,7 @@ def leadership(db: EngineDb, version: str, actor: Actor) -> Iterator[int]:
                 conn, host=host_name(), pid=os.getpid(), version=version, actor=actor, now=utc_now()
             )
         try:
-            yield overseer_id
+            yield overseer_id, still_held
         finally:
             with contextlib.suppress(Exception), db.write() as conn:
                 overseers.record_stop(conn, overseer_id, actor=actor, now=utc_now())
@@ -82,12 +84,18 @@ def _active_overseer(db: EngineDb) -> overseers.OverseerRow | None:
 
 class OverseerHeartbeat(threading.Thread):
     """Every RENEW_SECONDS, in one transaction: the overseer's heartbeat, and the lease of every run
-    and attempt it holds (one statement each, however many runs it supervises)."""
+    and attempt it holds (one statement each, however many runs it supervises). First it checks that
+    the overseer lock is still held: a PostgreSQL session that ended took the lock with it, so another
+    server may lead now, and this one stops (`lost` says why)."""
 
-    def __init__(self, db: EngineDb, overseer_id: int, owner_id: str) -> None:
+    def __init__(
+        self, db: EngineDb, overseer_id: int, owner_id: str, still_held: Callable[[], bool], signals: StopSignals
+    ) -> None:
         super().__init__(name="etl-craft-overseer-heartbeat", daemon=True)
         self._db, self._overseer_id, self._owner_id = db, overseer_id, owner_id
+        self._still_held, self._signals = still_held, signals
         self._stopped = threading.Event()
+        self.lost: str | None = None
 
     def beat(self) -> None:
         now = utc_now()
@@ -97,6 +105,15 @@ class OverseerHeartbeat(threading.Thread):
 
     def run(self) -> None:
         while not self._stopped.wait(RENEW_SECONDS):
+            if not self._still_held():
+                self.lost = (
+                    f"etl-craft server: overseer {self._overseer_id} lost its leadership: the Engine DB session "
+                    "holding the overseer lock ended (a PostgreSQL restart, pg_terminate_backend or an idle "
+                    "timeout), so another server may lead now; this one stops"
+                )
+                log.error("%s", self.lost)
+                self._signals.stop(f"stopped: {self.lost}")
+                return
             try:
                 self.beat()
             except Exception:  # a passing Engine DB error: leases last LEASE_SECONDS, try again next beat
@@ -104,3 +121,6 @@ class OverseerHeartbeat(threading.Thread):
 
     def stop(self) -> None:
         self._stopped.set()
+        if self.is_alive():
+            # The lock's connection is the heartbeat's until it ends; the caller unlocks with it next.
+            self.join(RENEW_SECONDS)

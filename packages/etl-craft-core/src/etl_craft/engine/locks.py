@@ -12,7 +12,7 @@ import hashlib
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import sqlalchemy as sa
@@ -48,7 +48,7 @@ def _timeout_error(name: str, timeout: float) -> LockTimeoutError:
 
 
 @contextmanager
-def _hold_file(db: EngineDb, name: str, timeout: float | None) -> Iterator[None]:
+def _hold_file(db: EngineDb, name: str, timeout: float | None) -> Iterator[Callable[[], bool]]:
     path = lock_file(db, name)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -63,7 +63,7 @@ def _hold_file(db: EngineDb, name: str, timeout: float | None) -> Iterator[None]
                     raise _timeout_error(name, timeout or 0) from None
                 time.sleep(_POLL_SECONDS)
         try:
-            yield
+            yield lambda: True  # this process holds the lock until it unlocks or exits
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
@@ -71,7 +71,7 @@ def _hold_file(db: EngineDb, name: str, timeout: float | None) -> Iterator[None]
 
 
 @contextmanager
-def _hold_advisory(db: EngineDb, name: str, timeout: float | None) -> Iterator[None]:
+def _hold_advisory(db: EngineDb, name: str, timeout: float | None) -> Iterator[Callable[[], bool]]:
     key = advisory_key(db.schema, name)
     with db.engine.connect() as raw:
         conn = raw.execution_options(isolation_level="AUTOCOMMIT")
@@ -87,15 +87,31 @@ def _hold_advisory(db: EngineDb, name: str, timeout: float | None) -> Iterator[N
             ) from exc
         finally:
             conn.exec_driver_sql("SET lock_timeout = 0")
+
+        def still_held() -> bool:
+            """The lock lives as long as its session: False once the session ended (a server restart,
+            an administrator's pg_terminate_backend, an idle-session timeout)."""
+            try:
+                conn.exec_driver_sql("SELECT 1")
+            except sa.exc.SQLAlchemyError:
+                return False
+            return True
+
         try:
-            yield
+            yield still_held
         finally:
-            conn.exec_driver_sql("SELECT pg_advisory_unlock(%s)", (key,))
+            # A session that ended (SQLAlchemy invalidated its connection) released the lock with it.
+            if not raw.invalidated:
+                try:
+                    conn.exec_driver_sql("SELECT pg_advisory_unlock(%s)", (key,))
+                except sa.exc.SQLAlchemyError:
+                    raw.invalidate()  # closes the session rather than pool it: that releases the lock
 
 
 @contextmanager
-def hold(db: EngineDb, name: str, *, timeout: float | None = 60.0) -> Iterator[None]:
-    """Hold the cross-process lock `name` for the block; LockTimeoutError after `timeout` seconds."""
+def hold(db: EngineDb, name: str, *, timeout: float | None = 60.0) -> Iterator[Callable[[], bool]]:
+    """Hold the cross-process lock `name` for the block; LockTimeoutError after `timeout` seconds.
+    Yields a check of whether the lock is still held (a PostgreSQL session can end under it)."""
     holder = _hold_file if db.dialect == "sqlite" else _hold_advisory
-    with holder(db, name, timeout):
-        yield
+    with holder(db, name, timeout) as still_held:
+        yield still_held

@@ -34,6 +34,12 @@ class StopSignals:
         self.received += 1
         self.wake()
 
+    def stop(self, reason: str) -> None:
+        """Stop the overseer from inside the process, as a signal would (the first reason stays)."""
+        if self.reason is None:
+            self.reason = reason
+        self.wake()
+
     def drain(self) -> None:
         with contextlib.suppress(BlockingIOError, OSError):
             os.read(self.wake_fd, 4096)
