@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
+from etl_craft.core.actor import Actor
+from etl_craft.core.enums import ActorKind, RunStatus, TriggerKind
+from etl_craft.engine import runlog
 from etl_craft.engine import tables as t
-from tests.fixtures.harness import Harness, TaskSpec
+from etl_craft.engine import transitions as tr
+from etl_craft_server.schedules import Schedules
+from tests.fixtures.harness import Harness, TaskSpec, pipeline_sql
 from tests.server.overseer_fixtures import Clock, runs_by_key, schedule, settled, start_server, stop_server
 
 pytestmark = pytest.mark.timeout(240)
@@ -173,3 +180,93 @@ def test_a_schedule_changed_while_the_server_runs_takes_effect_without_a_restart
         ("schedule:2026-05-01T00:30:00Z", "SUCCESS"),
     ]
     assert [(k, s) for p, k, s in keys if p != moved_id] == [("schedule:2026-05-01T00:00:00Z", "SUCCESS")]
+
+
+def test_the_runs_of_a_tick_due_for_many_pipelines_are_inserted_in_one_statement(harness: Harness) -> None:
+    """In process, on the harness's Engine DB: five pipelines on one schedule, one of them catching up
+    on two ticks and one whose tick already has a run (another overseer created it)."""
+    codes = ["p0", "p1", "p2", "p3", "late"]
+    harness.migrate(
+        "".join(pipeline_sql(code, [TaskSpec("a")], []) for code in codes)
+        + "UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '0 0 * * *', SCHEDULE_TIMEZONE = 'America/New_York', "
+        "SCHEDULE_START_DATE = '2026-03-03';\n"
+        "UPDATE CFG_PIPELINES SET SCHEDULE_START_DATE = '2026-03-01', CATCHUP = 'Y', MAX_CATCHUP_RUNS = 2 "
+        "WHERE PIPELINE_CODE = 'late';\n"
+    )
+    actor = Actor("etl-craft server@test", ActorKind.SCHEDULE)
+    with harness.db.read() as conn:
+        pipelines = runlog.pipelines(conn)
+    ids = {p.pipeline_code: p.pipeline_id for p in pipelines}
+    tick = "schedule:2026-03-03T05:00:00Z"  # midnight in New York
+    with harness.db.write() as conn:
+        taken = tr.create_run(
+            conn,
+            pipeline_id=ids["p3"],
+            status=RunStatus.QUEUED,
+            trigger_kind=TriggerKind.SCHEDULE,
+            actor=actor,
+            now=datetime(2026, 3, 3, 5, 0, 1, tzinfo=UTC),
+            run_key=tick,
+            run_date=date(2026, 3, 3),
+        )
+
+    now = datetime(2026, 3, 3, 5, 0, 2, tzinfo=UTC)
+    schedules = Schedules(harness.db, "UTC", now, actor)
+    with harness.db.read() as conn:
+        schedules.load(conn, pipelines)
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        statements.append(statement)
+
+    sa.event.listen(harness.db.engine, "before_cursor_execute", seen)
+    try:
+        created = schedules.create_due(now)
+    finally:
+        sa.event.remove(harness.db.engine, "before_cursor_execute", seen)
+
+    run_inserts = [s for s in statements if s.lstrip().upper().startswith("INSERT INTO AUD_PIPELINES_RUN_LOG")]
+    # One for the tick every pipeline shares, one for the second tick "late" catches up on, and one for
+    # the SKIPPED tick older than its two caught-up ticks.
+    assert len(run_inserts) == 3, run_inserts
+    assert sorted((k.pipeline_code, k.at, k.status) for k in created) == sorted(
+        [
+            ("late", datetime(2026, 3, 1, 5, tzinfo=UTC), "SKIPPED"),
+            ("late", datetime(2026, 3, 2, 5, tzinfo=UTC), "QUEUED"),
+            ("late", datetime(2026, 3, 3, 5, tzinfo=UTC), "QUEUED"),
+            *[(code, datetime(2026, 3, 3, 5, tzinfo=UTC), "QUEUED") for code in ("p0", "p1", "p2")],
+        ]
+    )
+    runs = {(r.pipeline_id, r.run_key): r for r in harness.runs()}
+    assert len(runs) == 7
+    assert runs[(ids["p3"], tick)].pipeline_run_id == taken  # left as it was
+    for code in ("p0", "p1", "p2", "late"):
+        run = runs[(ids[code], tick)]
+        assert (run.status, run.trigger_kind, run.run_date, run.backfill) == (
+            "QUEUED",
+            "SCHEDULE",
+            date(2026, 3, 3),
+            "N",
+        )
+        assert (run.started_by, run.started_by_kind, run.owner_id, run.end_date) == (
+            "etl-craft server@test",
+            "SCHEDULE",
+            None,
+            None,
+        )
+        assert {
+            k.pipeline_run_id
+            for k in created
+            if k.pipeline_code == code and k.at == datetime(2026, 3, 3, 5, tzinfo=UTC)
+        } == {run.pipeline_run_id}
+    caught_up = runs[(ids["late"], "schedule:2026-03-02T05:00:00Z")]
+    assert (caught_up.status, caught_up.run_date) == ("QUEUED", date(2026, 3, 2))
+    assert caught_up.pipeline_run_id < runs[(ids["late"], tick)].pipeline_run_id  # the older tick runs first
+    missed = runs[(ids["late"], "schedule:2026-03-01T05:00:00Z")]
+    assert missed.status == "SKIPPED"
+    assert harness.task_runs(missed.pipeline_run_id)["a"].error_message == "missed while no overseer was running"
+    # Every schedule moved on past the tick, the one whose run existed too: nothing is due again.
+    assert schedules.create_due(now) == []
+    assert {s.pipeline.pipeline_code: s.next_tick for s in schedules.pipelines.values()} == {
+        code: datetime(2026, 3, 4, 5, tzinfo=UTC) for code in codes
+    }

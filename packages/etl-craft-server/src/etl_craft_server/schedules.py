@@ -27,12 +27,12 @@ import sqlalchemy as sa
 from etl_craft.core import cron
 from etl_craft.core.actor import Actor
 from etl_craft.core.clock import utc_now
-from etl_craft.core.enums import RunStatus, TriggerKind
+from etl_craft.core.enums import TriggerKind
 from etl_craft.core.errors import StaleTransitionError
 from etl_craft.engine import runlog, transitions
 from etl_craft.engine import tables as t
 from etl_craft.engine.database import EngineDb
-from etl_craft.engine.runlog import PipelineRow
+from etl_craft.engine.runlog import PauseRow, PipelineRow
 
 log = logging.getLogger("etl_craft.server.schedules")
 
@@ -114,15 +114,19 @@ class Schedules:
         return min((p.next_tick for p in self.pipelines.values()), default=None)
 
     def create_due(self, now: datetime) -> list[Tick]:
-        """Record a run for every tick due at `now` (the schedule clock), all in one transaction: when
-        many pipelines share a schedule, their runs are created with one commit."""
+        """Record a run for every tick due at `now` (the schedule clock), all in one transaction. When
+        many pipelines share a schedule, their pauses and unfinished runs are read in one query each and
+        their QUEUED runs inserted in one statement."""
         due = [p for p in self.pipelines.values() if p.next_tick <= now]
         if not due:
             return []
-        recorded: list[tuple[ScheduledPipeline, list[Tick]]] = []
         with self.db.write() as conn:
-            for scheduled in due:
-                recorded.append((scheduled, self._create(conn, scheduled, now)))
+            pauses = runlog.open_pauses(conn)
+            busy = runlog.pipelines_with_unfinished_runs(conn, [p.pipeline.pipeline_id for p in due])
+            plans = [
+                (p, self._plan(p, now, pauses.get(p.pipeline.pipeline_id), p.pipeline.pipeline_id in busy)) for p in due
+            ]
+            recorded = self._record(conn, plans)
         # Only once committed: after a failed transaction the same ticks are due at the next pass.
         for scheduled, ticks in recorded:
             if ticks:
@@ -130,7 +134,10 @@ class Schedules:
             scheduled.next_tick = cron.next_after(scheduled.schedule, scheduled.after, scheduled.zone)
         return [tick for _, ticks in recorded for tick in ticks if tick.pipeline_run_id]
 
-    def _create(self, conn: sa.Connection, scheduled: ScheduledPipeline, now: datetime) -> list[Tick]:
+    def _plan(
+        self, scheduled: ScheduledPipeline, now: datetime, pause: PauseRow | None, busy: bool
+    ) -> list[tuple[datetime, str | None]]:
+        """The pipeline's due ticks, oldest first, each with why it is SKIPPED (None: it runs)."""
         code = scheduled.pipeline.pipeline_code
         keep = scheduled.pipeline.max_catchup_runs if scheduled.pipeline.catchup == "Y" else 1
         missed, passed_over = _latest_ticks(scheduled, min(now, self.online_since), keep + MAX_SKIPPED_RECORDS)
@@ -140,55 +147,70 @@ class Schedules:
         if passed_over or len(older) > len(skipped):
             first = (skipped or caught_up)[0]
             log.warning("%s: ticks before %s came due while no overseer ran; they are not recorded", code, first)
-        ticks: list[Tick] = []
-        pause = runlog.open_pause(conn, scheduled.pipeline.pipeline_id)
-        # Only a run from before this call overlaps: caught-up ticks queue behind each other.
-        overlapping = bool(runlog.unfinished_runs(conn, scheduled.pipeline.pipeline_id)) and (
-            scheduled.pipeline.overlap_policy == "SKIP"
-        )
-        for tick in skipped:
-            ticks.append(self._record(conn, scheduled, tick, MISSED))
-        for tick in [*caught_up, *on_time]:
-            if pause is not None:
-                reason: str | None = f"the pipeline is paused by {pause.paused_by} ({pause.reason})"
-            else:
-                reason = OVERLAPPING if overlapping else None
-            ticks.append(self._record(conn, scheduled, tick, reason))
-        return ticks
+        reason: str | None = None
+        if pause is not None:
+            reason = f"the pipeline is paused by {pause.paused_by} ({pause.reason})"
+        elif busy and scheduled.pipeline.overlap_policy == "SKIP":
+            # Only a run from before this pass overlaps: caught-up ticks queue behind each other.
+            reason = OVERLAPPING
+        return [(tick, MISSED) for tick in skipped] + [(tick, reason) for tick in [*caught_up, *on_time]]
 
-    def _record(self, conn: sa.Connection, scheduled: ScheduledPipeline, tick: datetime, reason: str | None) -> Tick:
-        """The tick's run: QUEUED, or SKIPPED with the reason on each of its tasks."""
-        code, pipeline_id = scheduled.pipeline.pipeline_code, scheduled.pipeline.pipeline_id
-        key, run_date, now = tick_key(tick), tick.astimezone(scheduled.zone).date(), utc_now()
+    def _record(
+        self, conn: sa.Connection, plans: list[tuple[ScheduledPipeline, list[tuple[datetime, str | None]]]]
+    ) -> list[tuple[ScheduledPipeline, list[Tick]]]:
+        """Every planned tick's run: SKIPPED ones one by one (rare), QUEUED ones in one INSERT per
+        round, where round n holds each pipeline's n-th QUEUED tick, so a pipeline's older tick always
+        gets the lower run id (admission takes a pipeline's runs in id order)."""
+        ticks: dict[int, list[Tick]] = {}
+        rounds: list[dict[tuple[int, str], tuple[ScheduledPipeline, datetime]]] = []
+        for scheduled, plan in plans:
+            pipeline_id = scheduled.pipeline.pipeline_id
+            ticks[pipeline_id] = [self._record_skipped(conn, scheduled, at, why) for at, why in plan if why is not None]
+            for number, at in enumerate(at for at, why in plan if why is None):
+                if number == len(rounds):
+                    rounds.append({})
+                rounds[number][(pipeline_id, tick_key(at))] = (scheduled, at)
+        for queued in rounds:
+            created = transitions.queue_scheduled_runs(
+                conn,
+                [(key[0], key[1], at.astimezone(s.zone).date()) for key, (s, at) in queued.items()],
+                actor=self.actor,
+                now=utc_now(),
+            )
+            for key, (scheduled, at) in queued.items():
+                ticks[key[0]].append(_queued(scheduled, at, created.get(key)))
+        return [
+            (scheduled, sorted(ticks[scheduled.pipeline.pipeline_id], key=lambda k: k.at)) for scheduled, _ in plans
+        ]
+
+    def _record_skipped(self, conn: sa.Connection, scheduled: ScheduledPipeline, tick: datetime, reason: str) -> Tick:
+        """The tick's SKIPPED run, with the reason on each of its tasks."""
+        code, key = scheduled.pipeline.pipeline_code, tick_key(tick)
         try:
             with conn.begin_nested():
-                if reason is None:
-                    run_id = transitions.create_run(
-                        conn,
-                        pipeline_id=pipeline_id,
-                        status=RunStatus.QUEUED,
-                        trigger_kind=TriggerKind.SCHEDULE,
-                        actor=self.actor,
-                        now=now,
-                        run_key=key,
-                        run_date=run_date,
-                    )
-                else:
-                    run_id = transitions.record_skipped_tick(
-                        conn,
-                        pipeline_id=pipeline_id,
-                        run_key=key,
-                        run_date=run_date,
-                        reason=reason,
-                        actor=self.actor,
-                        now=now,
-                    )
+                run_id = transitions.record_skipped_tick(
+                    conn,
+                    pipeline_id=scheduled.pipeline.pipeline_id,
+                    run_key=key,
+                    run_date=tick.astimezone(scheduled.zone).date(),
+                    reason=reason,
+                    actor=self.actor,
+                    now=utc_now(),
+                )
         except StaleTransitionError as clash:
             log.info("%s: tick %s already has a run (%s)", code, key, clash.found)
             return Tick(code, tick, 0, "EXISTS")
-        status = "QUEUED" if reason is None else "SKIPPED"
-        log.info("%s: pipeline_run_id=%s %s for %s%s", code, run_id, status, key, f": {reason}" if reason else "")
-        return Tick(code, tick, run_id, status, reason)
+        log.info("%s: pipeline_run_id=%s SKIPPED for %s: %s", code, run_id, key, reason)
+        return Tick(code, tick, run_id, "SKIPPED", reason)
+
+
+def _queued(scheduled: ScheduledPipeline, tick: datetime, run_id: int | None) -> Tick:
+    code, key = scheduled.pipeline.pipeline_code, tick_key(tick)
+    if run_id is None:
+        log.info("%s: tick %s already has a run", code, key)
+        return Tick(code, tick, 0, "EXISTS")
+    log.info("%s: pipeline_run_id=%s QUEUED for %s", code, run_id, key)
+    return Tick(code, tick, run_id, "QUEUED")
 
 
 def _latest_ticks(scheduled: ScheduledPipeline, until: datetime, limit: int) -> tuple[list[datetime], bool]:

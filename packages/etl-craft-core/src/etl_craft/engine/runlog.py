@@ -344,6 +344,17 @@ def unfinished_runs(conn: sa.Connection, pipeline_id: int) -> list[RunRow]:
     return _rows(RunRow, conn.execute(query))
 
 
+def pipelines_with_unfinished_runs(conn: sa.Connection, pipeline_ids: Iterable[int]) -> set[int]:
+    """Which of the pipelines have a QUEUED or IN-PROGRESS run (one query for all of them)."""
+    runs = t.aud_pipelines_run_log
+    query = (
+        sa.select(runs.c.pipeline_id)
+        .where(runs.c.pipeline_id.in_(list(pipeline_ids)), runs.c.status.in_(("QUEUED", "IN-PROGRESS")))
+        .distinct()
+    )
+    return set(conn.execute(query).scalars())
+
+
 def recent_runs(
     conn: sa.Connection, pipeline_id: int, limit: int | None = 20, before: int | None = None
 ) -> list[RunRow]:

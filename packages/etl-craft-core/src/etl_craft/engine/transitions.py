@@ -239,6 +239,48 @@ def record_skipped_tick(
     return run_id
 
 
+def queue_scheduled_runs(
+    conn: sa.Connection, ticks: Sequence[tuple[int, str, date]], *, actor: Actor, now: datetime
+) -> dict[tuple[int, str], int]:
+    """Insert a QUEUED SCHEDULE run for each (pipeline id, run key, run date) in one statement (an
+    overseer at a tick due for many pipelines), and wake PostgreSQL overseers with one more.
+
+    A run key its pipeline has used already is left out by the unique run-key index (ON CONFLICT DO
+    NOTHING) rather than failing the others. Returns the new run ids by (pipeline id, run key). Ids
+    follow no order within the statement: a caller that needs two ticks of one pipeline ordered
+    inserts them in two calls.
+    """
+    if not ticks:
+        return {}
+    insert = postgresql.insert(runs) if conn.dialect.name == "postgresql" else sqlite.insert(runs)
+    rows = [
+        {
+            "pipeline_id": pipeline_id,
+            "run_key": run_key,
+            "run_date": run_date,
+            "status": RunStatus.QUEUED.value,
+            "trigger_kind": TriggerKind.SCHEDULE.value,
+            "backfill": "N",
+            "start_date": now,
+            "started_by": actor.name,
+            "started_by_kind": actor.kind.value,
+        }
+        for pipeline_id, run_key, run_date in ticks
+    ]
+    # A list of parameter sets with RETURNING is sent as one multi-row INSERT ("insertmanyvalues").
+    created = conn.execute(
+        insert.on_conflict_do_nothing().returning(runs.c.pipeline_id, runs.c.run_key, runs.c.pipeline_run_id), rows
+    )
+    ids = {(int(pipeline_id), str(run_key)): int(run_id) for pipeline_id, run_key, run_id in created}
+    if ids and conn.dialect.name == "postgresql":
+        conn.execute(
+            sa.select(
+                sa.func.pg_notify(EVENTS_CHANNEL, sa.literal("run:") + sa.cast(runs.c.pipeline_run_id, sa.String))
+            ).where(runs.c.pipeline_run_id.in_(ids.values()))
+        )
+    return ids
+
+
 def _free_for(owner_id: str, now: datetime) -> sa.ColumnElement[bool]:
     """A run nobody holds, held by this owner already, or whose holder's lease ran out."""
     return sa.or_(runs.c.owner_id.is_(None), runs.c.owner_id == owner_id, runs.c.lease_expires_at < now)
