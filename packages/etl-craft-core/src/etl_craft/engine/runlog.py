@@ -417,32 +417,40 @@ class RunState:
         return next((a for rows in self.attempts.values() for a in rows if a.attempt_id == attempt_id), None)
 
 
+_RUN_FIELDS = [f.name for f in fields(RunRow)]
 _TASK_RUN_FIELDS = [f.name for f in fields(TaskRunRow)]
 _ATTEMPT_FIELDS = [f.name for f in fields(AttemptRow)]
+
+
+def _run_state_queries() -> tuple[sa.Select[Any], sa.Select[Any]]:
+    """run_state's two statements, built once: a supervisor runs them on every step, and a statement
+    object that is reused also keeps its cache key (SQLAlchemy memoizes it)."""
+    runs, pauses = t.aud_pipelines_run_log, t.aud_pipeline_pauses
+    run_id = sa.bindparam("run_id", type_=runs.c.pipeline_run_id.type)
+    paused = sa.exists().where(pauses.c.pipeline_id == runs.c.pipeline_id, pauses.c.resumed_at.is_(None))
+    run = sa.select(*_columns(runs, RunRow), paused.label("paused")).where(runs.c.pipeline_run_id == run_id)
+    task_runs, attempts = t.aud_task_run_log, t.aud_task_attempts
+    tasks = (
+        sa.select(*_columns(task_runs, TaskRunRow), *(attempts.c[name].label(f"a_{name}") for name in _ATTEMPT_FIELDS))
+        .outerjoin(attempts, attempts.c.task_run_id == task_runs.c.task_run_id)
+        .where(task_runs.c.pipeline_run_id == run_id)
+        .order_by(task_runs.c.task_run_id, attempts.c.attempt_number)
+    )
+    return run, tasks
+
+
+_RUN_STATE_RUN, _RUN_STATE_TASKS = _run_state_queries()
 
 
 def run_state(conn: sa.Connection, run_id: int) -> RunState | None:
     """Two queries: the run with its pause, then its task runs joined to their attempts. A supervisor
     reads this on every step, so it is not four (run, pause, task runs, attempts)."""
-    runs, pauses = t.aud_pipelines_run_log, t.aud_pipeline_pauses
-    paused = sa.exists().where(pauses.c.pipeline_id == runs.c.pipeline_id, pauses.c.resumed_at.is_(None))
-    found = conn.execute(
-        sa.select(*_columns(runs, RunRow), paused.label("paused")).where(runs.c.pipeline_run_id == run_id)
-    ).one_or_none()
+    found = conn.execute(_RUN_STATE_RUN, {"run_id": run_id}).one_or_none()
     if found is None:
         return None
-    task_runs_t, attempts_t = t.aud_task_run_log, t.aud_task_attempts
-    query = (
-        sa.select(
-            *_columns(task_runs_t, TaskRunRow), *(attempts_t.c[name].label(f"a_{name}") for name in _ATTEMPT_FIELDS)
-        )
-        .outerjoin(attempts_t, attempts_t.c.task_run_id == task_runs_t.c.task_run_id)
-        .where(task_runs_t.c.pipeline_run_id == run_id)
-        .order_by(task_runs_t.c.task_run_id, attempts_t.c.attempt_number)
-    )
     task_runs: dict[int, TaskRunRow] = {}
     attempts: dict[int, list[AttemptRow]] = {}
-    for row in conn.execute(query):
+    for row in conn.execute(_RUN_STATE_TASKS, {"run_id": run_id}):
         values = row._mapping
         if row.task_id not in task_runs:
             task_runs[row.task_id] = TaskRunRow(**{name: values[name] for name in _TASK_RUN_FIELDS})
@@ -450,7 +458,7 @@ def run_state(conn: sa.Connection, run_id: int) -> RunState | None:
             attempts.setdefault(row.task_run_id, []).append(
                 AttemptRow(**{name: values[f"a_{name}"] for name in _ATTEMPT_FIELDS})
             )
-    run = RunRow(**{f.name: found._mapping[f.name] for f in fields(RunRow)})
+    run = RunRow(**{name: found._mapping[name] for name in _RUN_FIELDS})
     return RunState(run, bool(found.paused), task_runs, attempts)
 
 

@@ -49,7 +49,8 @@ def announce(conn: sa.Connection, payload: str) -> None:
     every second instead.
     """
     if conn.dialect.name == "postgresql":
-        conn.execute(sa.select(sa.func.pg_notify(EVENTS_CHANNEL, payload)))
+        # The driver's SQL as is: SQLAlchemy would compile the SELECT afresh in every task process.
+        conn.exec_driver_sql("SELECT pg_notify(%s, %s)", (EVENTS_CHANNEL, payload))
 
 
 def _found_run(conn: sa.Connection, run_id: int) -> str:
@@ -806,13 +807,8 @@ def _end_attempt(
     ).one_or_none()
     if row is None:
         raise _stale(f"attempt {attempt_id}", expected, _found_attempt(conn, attempt_id))
-    if conn.dialect.name == "postgresql":
-        # The run's id is looked up inside the NOTIFY statement: one round trip on every attempt's end.
-        run_of = sa.select(task_runs.c.pipeline_run_id).where(task_runs.c.task_run_id == row.task_run_id)
-        payload = sa.literal("run:") + sa.cast(run_of.scalar_subquery(), sa.Text)
-        conn.execute(sa.select(sa.func.pg_notify(EVENTS_CHANNEL, payload)))
     summary = AttemptStatus(status).summary.value
-    conn.execute(
+    run_id = conn.execute(
         task_runs.update()
         .where(task_runs.c.task_run_id == row.task_run_id, task_runs.c.attempt_count == row.attempt_number)
         .values(
@@ -827,7 +823,13 @@ def _end_attempt(
             error_message=outcome.error_message,
             task_log=outcome.task_log,
         )
-    )
+        .returning(task_runs.c.pipeline_run_id)
+    ).scalar_one_or_none()
+    if run_id is None:  # a newer attempt holds the summary; the run still learns of this end
+        run_id = conn.execute(
+            sa.select(task_runs.c.pipeline_run_id).where(task_runs.c.task_run_id == row.task_run_id)
+        ).scalar_one()
+    announce(conn, f"run:{run_id}")
     return int(row.task_run_id)
 
 
