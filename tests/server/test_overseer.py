@@ -4,9 +4,11 @@ server` processes (S4.A, S4.B, S4.E), and the CLI's run date in the project time
 from __future__ import annotations
 
 import signal
+import time
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import psycopg
 import pytest
 
 from etl_craft.core.actor import host_name
@@ -16,6 +18,7 @@ from etl_craft.execution.process import descendants
 from etl_craft_server.leadership import LEADERSHIP_LOCK
 from tests.core.alerts.test_webhooks import KEY, deliveries, use_webhooks
 from tests.fixtures.harness import Harness, TaskSpec, process_alive
+from tests.fixtures.postgres import admin_dsn
 from tests.server.overseer_fixtures import Clock, schedule, settled, start_server, stop_server
 
 pytestmark = pytest.mark.timeout(240)
@@ -50,6 +53,50 @@ def test_a_server_whose_lock_session_ends_stops_so_that_one_server_leads(harness
     assert [(r.pid, r.stopped_at is not None) for r in rows] == [(server.pid, True)]
     stop_server(start_server(harness))
     assert [r.stopped_at is not None for r in _overseers(harness)] == [True, True]
+
+
+@pytest.mark.parametrize("dialect", ["postgresql"])
+def test_a_server_rides_out_an_engine_db_that_stops_answering(harness: Harness) -> None:
+    """The Engine DB closed to new sessions and the server's pooled sessions ended, while its lock's
+    session lives: the server keeps leading through failed passes, says so once, and schedules the
+    tick that fell due meanwhile once the Engine DB answers again."""
+    harness.pipeline("hourly", [TaskSpec("a")])
+    schedule(harness, "hourly", "0 * * * *", start=date(2026, 5, 1))
+    clock = Clock(harness.root / "clock", datetime(2026, 5, 1, 0, 0, 30, tzinfo=UTC))
+    server = start_server(harness, clock)
+    harness.wait_until(lambda: settled(harness, 1), 60, "the first tick's run")
+    key = locks.advisory_key(harness.db.schema, LEADERSHIP_LOCK) & 0xFFFFFFFFFFFFFFFF
+    database = harness.db.engine.url.database
+    with psycopg.connect(admin_dsn(), autocommit=True) as admin:
+        holder = admin.execute(
+            "SELECT l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database"
+            " WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s AND l.objid = %s AND d.datname = %s",
+            (key >> 32, key & 0xFFFFFFFF, database),
+        ).fetchone()[0]
+        admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS false")
+        try:
+            ended = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> %s",
+                (database, holder),
+            ).fetchall()
+            assert ended and all(row[0] for row in ended)
+            clock.set(datetime(2026, 5, 1, 1, 0, 30, tzinfo=UTC))  # a tick falls due during the outage
+            harness.wait_until(lambda: "the Engine DB did not answer" in server.err_path.read_text(), 30, "the warning")
+            time.sleep(5)  # a few failed passes
+            assert server.process.poll() is None
+        finally:
+            admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS true")
+    harness.wait_until(lambda: settled(harness, 2), 60, "the run of the tick due during the outage")
+    stderr = stop_server(server)
+
+    assert stderr.count("the Engine DB did not answer") == 1
+    assert "the Engine DB answers again after" in stderr
+    assert {(r.run_key, r.status) for r in harness.runs()} == {
+        ("schedule:2026-05-01T00:00:00Z", "SUCCESS"),
+        ("schedule:2026-05-01T01:00:00Z", "SUCCESS"),
+    }
+    assert [(a.attempt_number, a.status) for a in harness.attempts("a")] == [(1, "SUCCESS"), (1, "SUCCESS")]
+    assert [(r.pid, r.stopped_at is not None) for r in _overseers(harness)] == [(server.pid, True)]
 
 
 def _hourly(harness: Harness, code: str, tasks: list[TaskSpec], deps=()) -> Clock:

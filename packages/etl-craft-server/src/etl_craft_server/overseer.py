@@ -33,6 +33,7 @@ from etl_craft.core.errors import EtlCraftError, LockTimeoutError, StaleTransiti
 from etl_craft.engine import locks, runlog, transitions
 from etl_craft.engine import tables as t
 from etl_craft.engine.database import EngineDb
+from etl_craft.engine.retry import TRANSIENT
 from etl_craft.engine.runlog import PipelineRow
 from etl_craft.execution import alerts
 from etl_craft.execution.admission import PipelineAdmission, admit_lock
@@ -55,6 +56,7 @@ RECONCILE_SECONDS = 5.0
 # How often a supervised run is looked at without being woken: every second on SQLite (nothing
 # notifies), every few seconds on PostgreSQL (transitions NOTIFY every change made elsewhere).
 SWEEP_SECONDS = {"sqlite": 1.0, "postgresql": 5.0}
+OUTAGE_RETRY_SECONDS = 2.0  # between passes while the Engine DB does not answer
 # The runs an overseer admits and takes over. Orchestrator runs belong to their external
 # orchestrator, backfills to the command that resumes them.
 OVERSEEN_KINDS = ("SCHEDULE", "MANUAL")
@@ -114,6 +116,7 @@ class Overseer:
         self.supervised: dict[int, _Supervised] = {}
         self._last_reconcile = float("-inf")
         self._stop_at: float | None = None
+        self._outage_since: float | None = None  # monotonic: since when the Engine DB has not answered
 
     # --- the loop ----------------------------------------------------------------------------------
 
@@ -126,11 +129,36 @@ class Overseer:
                     self._begin_shutdown()
                 if self._stop_at is not None and self._shutdown_finished():
                     return
-                self.step()
+                try:
+                    self.step()
+                except TRANSIENT as error:
+                    self._ride_out(error)
+                    continue
+                self._answered()
                 self._wait()
         finally:
             if self.listener is not None:
                 self.listener.close()
+
+    def _ride_out(self, error: Exception) -> None:
+        """The Engine DB did not answer during a pass. Nothing is half done: a pass commits whole
+        transactions and moves what it holds in memory only after a commit, task processes keep
+        running, and leases last a minute. So the server waits a little and passes again; if the
+        session holding the overseer lock went too, the heartbeat stops the server (exit 12)."""
+        if self._outage_since is None:
+            self._outage_since = time.monotonic()
+            cause = str(getattr(error, "orig", None) or error).strip().splitlines()[0]
+            log.warning(
+                "the Engine DB did not answer (%s); the server keeps its runs and tries again every %s s",
+                cause,
+                OUTAGE_RETRY_SECONDS,
+            )
+        self.signals.sleep(OUTAGE_RETRY_SECONDS)
+
+    def _answered(self) -> None:
+        if self._outage_since is not None:
+            log.info("the Engine DB answers again after %.0f s", time.monotonic() - self._outage_since)
+            self._outage_since = None
 
     def step(self) -> None:
         events = self.listener.drain() if self.listener is not None else Events()
