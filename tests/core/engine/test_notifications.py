@@ -3,11 +3,8 @@ whose state changed, delivered at commit and never for a rolled-back change."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, date, datetime
-from typing import Any
 
-import psycopg
 import pytest
 
 from etl_craft.core.actor import Actor
@@ -15,40 +12,29 @@ from etl_craft.core.enums import ActorKind
 from etl_craft.engine import transitions as tr
 from etl_craft.engine.records import AttemptOutcome
 from tests.core.engine.test_engine_reads import OWNER, SYSTEM, _pipeline_with_tasks, _run
+from tests.fixtures.project import received
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 # SQLite has no notifications: an overseer on it looks every second instead.
 pytestmark = pytest.mark.parametrize("dialect", [pytest.param("postgresql", marks=pytest.mark.postgres)])
 
 
-@pytest.fixture
-def listener(engine_db) -> Iterator[psycopg.Connection[Any]]:
-    url = engine_db.engine.url
-    with psycopg.connect(host=url.host, port=url.port, user=url.username, dbname=url.database, autocommit=True) as conn:
-        conn.execute(f"LISTEN {tr.EVENTS_CHANNEL}")
-        yield conn
-
-
-def _received(listener: psycopg.Connection[Any]) -> list[str]:
-    return [n.payload for n in listener.notifies(timeout=0.5, stop_after=100)]
-
-
-def test_an_attempt_end_notifies_its_run_at_commit_only(engine_db, listener) -> None:
+def test_an_attempt_end_notifies_its_run_and_attempt_at_commit_only(engine_db, listener) -> None:
     pipeline, tasks = _pipeline_with_tasks(engine_db, "p", ["a"])
     run_id = _run(engine_db, pipeline)
     with engine_db.write() as conn:
         queued = tr.queue_attempt(conn, pipeline_run_id=run_id, task_id=tasks["a"], actor=SYSTEM, now=NOW)
         tr.claim_attempt(conn, queued.attempt_id, owner_id=OWNER, lease_until=NOW, host="h", now=NOW)
-    _received(listener)  # what creating and queueing sent
+    received(listener)  # what creating and queueing sent
 
     with pytest.raises(RuntimeError), engine_db.write() as conn:
         tr.finish_attempt(conn, queued.attempt_id, owner_id=OWNER, outcome=AttemptOutcome("SUCCESS"), now=NOW)
         raise RuntimeError("rolled back")
-    assert _received(listener) == []
+    assert received(listener) == []
 
     with engine_db.write() as conn:
         tr.finish_attempt(conn, queued.attempt_id, owner_id=OWNER, outcome=AttemptOutcome("SUCCESS"), now=NOW)
-    assert _received(listener) == [f"run:{run_id}"]
+    assert received(listener) == [f"ended:{run_id}:{queued.attempt_id}"]
 
 
 def test_scheduled_runs_created_at_once_notify_each_new_run(engine_db, listener) -> None:
@@ -61,8 +47,8 @@ def test_scheduled_runs_created_at_once_notify_each_new_run(engine_db, listener)
             conn, [(first, key, date(2026, 3, 1)), (second, key, date(2026, 3, 1))], actor=actor, now=NOW
         )
     assert set(created) == {(first, key), (second, key)}
-    assert sorted(_received(listener)) == sorted(f"run:{run_id}" for run_id in created.values())
+    assert sorted(received(listener)) == sorted(f"run:{run_id}" for run_id in created.values())
 
     with engine_db.write() as conn:  # both keys used: nothing new, and nobody is woken
         assert tr.queue_scheduled_runs(conn, [(first, key, date(2026, 3, 1))], actor=actor, now=NOW) == {}
-    assert _received(listener) == []
+    assert received(listener) == []

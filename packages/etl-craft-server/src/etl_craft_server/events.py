@@ -1,7 +1,8 @@
 """Wake-ups from PostgreSQL: LISTEN etl_craft_events on a dedicated autocommit connection.
 
-Transitions NOTIFY the id of what changed (`run:<id>`, `pipeline:<id>`) when their transaction
-commits, so the overseer reacts to a CLI cancel or a task run at once instead of at its next sweep.
+Transitions NOTIFY the id of what changed (`run:<id>`, `pipeline:<id>`, and `ended:<run id>:<attempt
+id>` for an attempt's end) when their transaction commits, so the overseer reacts to a CLI cancel or a
+task run at once instead of at its next sweep.
 A lost connection is reopened at the next drain; the sweeps keep everything moving meanwhile.
 SQLite has no notifications: the overseer sweeps every second there.
 """
@@ -9,6 +10,7 @@ SQLite has no notifications: the overseer sweeps every second there.
 from __future__ import annotations
 
 import logging
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -27,19 +29,32 @@ log = logging.getLogger("etl_craft.server.events")
 class Events:
     runs: frozenset[int] = field(default_factory=frozenset)
     pipelines: frozenset[int] = field(default_factory=frozenset)
+    ended: frozenset[tuple[int, int]] = field(default_factory=frozenset)  # (run id, attempt id)
 
     @staticmethod
     def parse(payloads: list[str]) -> Events:
-        runs, pipelines = set(), set()
+        runs, pipelines, ended = set(), set(), set()
         for payload in payloads:
-            kind, _, number = payload.partition(":")
-            if not number.isdigit():
+            kind, _, rest = payload.partition(":")
+            ids = rest.split(":")
+            if not all(i.isdigit() for i in ids):
                 continue
-            if kind == "run":
-                runs.add(int(number))
-            elif kind == "pipeline":
-                pipelines.add(int(number))
-        return Events(frozenset(runs), frozenset(pipelines))
+            if kind == "run" and len(ids) == 1:
+                runs.add(int(ids[0]))
+            elif kind == "pipeline" and len(ids) == 1:
+                pipelines.add(int(ids[0]))
+            elif kind == "ended" and len(ids) == 2:
+                ended.add((int(ids[0]), int(ids[1])))
+        return Events(frozenset(runs), frozenset(pipelines), frozenset(ended))
+
+    def wake(self, run_id: int, pipeline_id: int, own_processes: Container[int]) -> bool:
+        """Whether a supervised run has news: a change to it or its pipeline, or the end of an attempt
+        that none of the overseer's own task processes (`own_processes`, by attempt id) ran. The end
+        of one of those wakes the run when the process exits, just after it recorded the end: one
+        step for it, not two."""
+        if run_id in self.runs or pipeline_id in self.pipelines:
+            return True
+        return any(run == run_id and attempt not in own_processes for run, attempt in self.ended)
 
 
 class Listener:

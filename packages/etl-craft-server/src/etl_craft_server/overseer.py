@@ -428,7 +428,7 @@ class Overseer:
         free = self._pool_free()
         queued = any(s.starved_since is not None for s in self.supervised.values())
         for run_id, supervised in list(self.supervised.items()):
-            woken = run_id in events.runs or supervised.pipeline_id in events.pipelines
+            woken = events.wake(run_id, supervised.pipeline_id, supervised.supervisor.processes.children)
             # A run waiting for a process has nothing to do until its turn comes (below) or it is
             # woken, unless every process is taken: then sweeps find the attempts that ended unseen.
             swept = time.monotonic() >= supervised.wake_at and (supervised.starved_since is None or free <= 0)

@@ -43,7 +43,8 @@ EVENTS_CHANNEL = "etl_craft_events"
 
 
 def announce(conn: sa.Connection, payload: str) -> None:
-    """Wake a PostgreSQL overseer (`run:<id>` or `pipeline:<id>`) once this transaction commits.
+    """Wake a PostgreSQL overseer once this transaction commits: `run:<id>` or `pipeline:<id>` for a
+    change to one, `ended:<run id>:<attempt id>` for an attempt's end.
 
     NOTIFY is delivered only at commit, so a rolled-back change wakes nobody; SQLite overseers look
     every second instead.
@@ -829,7 +830,8 @@ def _end_attempt(
         run_id = conn.execute(
             sa.select(task_runs.c.pipeline_run_id).where(task_runs.c.task_run_id == row.task_run_id)
         ).scalar_one()
-    announce(conn, f"run:{run_id}")
+    # With the attempt's id: an overseer whose own task process ran it waits for the process's exit.
+    announce(conn, f"ended:{run_id}:{attempt_id}")
     return int(row.task_run_id)
 
 
