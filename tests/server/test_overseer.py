@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -55,16 +57,10 @@ def test_a_server_whose_lock_session_ends_stops_so_that_one_server_leads(harness
     assert [r.stopped_at is not None for r in _overseers(harness)] == [True, True]
 
 
-@pytest.mark.parametrize("dialect", ["postgresql"])
-def test_a_server_rides_out_an_engine_db_that_stops_answering(harness: Harness) -> None:
-    """The Engine DB closed to new sessions and the server's pooled sessions ended, while its lock's
-    session lives: the server keeps leading through failed passes, says so once, and schedules the
-    tick that fell due meanwhile once the Engine DB answers again."""
-    harness.pipeline("hourly", [TaskSpec("a")])
-    schedule(harness, "hourly", "0 * * * *", start=date(2026, 5, 1))
-    clock = Clock(harness.root / "clock", datetime(2026, 5, 1, 0, 0, 30, tzinfo=UTC))
-    server = start_server(harness, clock)
-    harness.wait_until(lambda: settled(harness, 1), 60, "the first tick's run")
+@contextmanager
+def _engine_db_outage(harness: Harness) -> Iterator[None]:
+    """The Engine DB closed to new sessions and every session on it ended but the one holding the
+    overseer lock (so the server still leads), until the block ends."""
     key = locks.advisory_key(harness.db.schema, LEADERSHIP_LOCK) & 0xFFFFFFFFFFFFFFFF
     database = harness.db.engine.url.database
     with psycopg.connect(admin_dsn(), autocommit=True) as admin:
@@ -80,23 +76,65 @@ def test_a_server_rides_out_an_engine_db_that_stops_answering(harness: Harness) 
                 (database, holder),
             ).fetchall()
             assert ended and all(row[0] for row in ended)
-            clock.set(datetime(2026, 5, 1, 1, 0, 30, tzinfo=UTC))  # a tick falls due during the outage
-            harness.wait_until(lambda: "the Engine DB did not answer" in server.err_path.read_text(), 30, "the warning")
-            time.sleep(5)  # a few failed passes
-            assert server.process.poll() is None
+            yield
         finally:
             admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS true")
+
+
+@pytest.mark.parametrize("dialect", ["postgresql"])
+def test_a_server_rides_out_an_engine_db_that_stops_answering(harness: Harness) -> None:
+    """While the Engine DB does not answer and its lock's session lives, the server keeps leading
+    through failed passes, says so once, and schedules the tick that fell due meanwhile once the
+    Engine DB answers again."""
+    harness.pipeline("hourly", [TaskSpec("a")])
+    schedule(harness, "hourly", "0 * * * *", start=date(2026, 5, 1))
+    clock = Clock(harness.root / "clock", datetime(2026, 5, 1, 0, 0, 30, tzinfo=UTC))
+    server = start_server(harness, clock)
+    harness.wait_until(lambda: settled(harness, 1), 60, "the first tick's run")
+    with _engine_db_outage(harness):
+        clock.set(datetime(2026, 5, 1, 1, 0, 30, tzinfo=UTC))  # a tick falls due during the outage
+        harness.wait_until(lambda: "the Engine DB did not answer" in server.err_path.read_text(), 30, "the warning")
+        time.sleep(5)  # a few failed passes
+        assert server.process.poll() is None
     harness.wait_until(lambda: settled(harness, 2), 60, "the run of the tick due during the outage")
     stderr = stop_server(server)
 
     assert stderr.count("the Engine DB did not answer") == 1
+    assert stderr.count("could not LISTEN for Engine DB events") == 1  # once per outage, not every pass
     assert "the Engine DB answers again after" in stderr
+    assert "listening for Engine DB events again" in stderr
     assert {(r.run_key, r.status) for r in harness.runs()} == {
         ("schedule:2026-05-01T00:00:00Z", "SUCCESS"),
         ("schedule:2026-05-01T01:00:00Z", "SUCCESS"),
     }
     assert [(a.attempt_number, a.status) for a in harness.attempts("a")] == [(1, "SUCCESS"), (1, "SUCCESS")]
     assert [(r.pid, r.stopped_at is not None) for r in _overseers(harness)] == [(server.pid, True)]
+
+
+@pytest.mark.parametrize("dialect", ["postgresql"])
+def test_a_server_stopped_while_the_engine_db_does_not_answer_stops_its_task_processes(harness: Harness) -> None:
+    """SIGTERM twice during an outage: the server stops its task process and exits 0 although it cannot
+    record the stop; the attempt, still RUNNING under the gone server, is then recorded LOST."""
+    clock = _hourly(harness, "slow", [TaskSpec("a", {"sleep": 120})])
+    server = start_server(harness, clock)
+    running = harness.wait_for_attempt("a", "RUNNING")
+    with _engine_db_outage(harness):
+        harness.wait_until(lambda: "the Engine DB did not answer" in server.err_path.read_text(), 30, "the warning")
+        server.signal(signal.SIGTERM)
+        harness.wait_until(lambda: "no new run or task starts" in server.err_path.read_text(), 30, "the shutdown")
+        server.signal(signal.SIGTERM)  # the second: stop the attempts now, not after the grace
+        result = server.wait(60)
+        assert result.returncode == 0, str(result)
+        assert "its task processes were stopped, but the Engine DB did not answer" in result.stderr
+        assert "answers again" not in result.stderr
+        harness.wait_until(lambda: not process_alive(running.pid), 10, "the task process to end")
+    (attempt,) = harness.attempts("a")
+    assert (attempt.attempt_id, attempt.status, attempt.owner_id) == (running.attempt_id, "RUNNING", running.owner_id)
+    assert harness.cli("reconcile").returncode == 0
+    (attempt,) = harness.attempts("a")
+    assert attempt.status == "LOST"
+    (run,) = harness.runs()
+    assert (run.status, run.owner_id) == ("IN-PROGRESS", None)
 
 
 def _hourly(harness: Harness, code: str, tasks: list[TaskSpec], deps=()) -> Clock:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import sqlalchemy as sa
 
 from etl_craft.engine.database import EngineDb
+from etl_craft.engine.retry import first_line
 from etl_craft.engine.transitions import EVENTS_CHANNEL
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ class Listener:
     def __init__(self, db: EngineDb) -> None:
         self._db = db
         self._conn: sa.Connection | None = None
+        self._failing = False  # connecting failed since the last success: warned once already
 
     def fileno(self) -> int | None:
         """The socket to wait on, or None when not connected."""
@@ -81,8 +83,16 @@ class Listener:
             driver.autocommit = True
             driver.execute(f"LISTEN {EVENTS_CHANNEL}")
         except Exception as error:  # the sweep carries on; try again at the next drain
-            log.warning("could not LISTEN for Engine DB events (%s); looking every few seconds instead", error)
+            # Once per outage: the loop tries again on every pass.
+            (log.debug if self._failing else log.warning)(
+                "could not LISTEN for Engine DB events (%s); looking every few seconds instead", first_line(error)
+            )
+            self._failing = True
             self.close()
+            return
+        if self._failing:
+            log.info("listening for Engine DB events again")
+            self._failing = False
 
     def drain(self) -> Events:
         """Every notification received so far, without waiting."""

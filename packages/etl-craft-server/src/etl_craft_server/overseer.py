@@ -33,7 +33,7 @@ from etl_craft.core.errors import EtlCraftError, LockTimeoutError, StaleTransiti
 from etl_craft.engine import locks, runlog, transitions
 from etl_craft.engine import tables as t
 from etl_craft.engine.database import EngineDb
-from etl_craft.engine.retry import TRANSIENT
+from etl_craft.engine.retry import TRANSIENT, first_line
 from etl_craft.engine.runlog import PipelineRow
 from etl_craft.execution import alerts
 from etl_craft.execution.admission import PipelineAdmission, admit_lock
@@ -134,7 +134,6 @@ class Overseer:
                 except TRANSIENT as error:
                     self._ride_out(error)
                     continue
-                self._answered()
                 self._wait()
         finally:
             if self.listener is not None:
@@ -147,10 +146,9 @@ class Overseer:
         session holding the overseer lock went too, the heartbeat stops the server (exit 12)."""
         if self._outage_since is None:
             self._outage_since = time.monotonic()
-            cause = str(getattr(error, "orig", None) or error).strip().splitlines()[0]
             log.warning(
                 "the Engine DB did not answer (%s); the server keeps its runs and tries again every %s s",
-                cause,
+                first_line(error),
                 OUTAGE_RETRY_SECONDS,
             )
         self.signals.sleep(OUTAGE_RETRY_SECONDS)
@@ -166,6 +164,7 @@ class Overseer:
             if time.monotonic() - self._last_reconcile >= RECONCILE_SECONDS:
                 self._reconcile()
             self._refresh_metadata()
+            self._answered()  # the metadata version was read: the Engine DB answers
             self.schedules.create_due(self.clock.now())
             self._admit_and_take_over(events)
         self._supervise(events)
@@ -479,6 +478,12 @@ class Overseer:
                     transitions.release_run(conn, run_id, owner_id=str(self.owner))
             except StaleTransitionError:
                 pass
+            except TRANSIENT as error:
+                log.warning(
+                    "pipeline_run_id=%s stays held until its lease ends: the Engine DB did not answer (%s)",
+                    run_id,
+                    first_line(error),
+                )
             del self.held[run_id]
 
     def _shutdown_finished(self) -> bool:
@@ -489,6 +494,17 @@ class Overseer:
             return False
         reason = self.signals.reason or "stopped"
         for run_id, supervised in list(self.supervised.items()):
-            supervised.supervisor.stop(reason)
+            try:
+                supervised.supervisor.stop(reason)
+            except TRANSIENT as error:
+                # The processes stop all the same. Their attempts stay recorded under this server,
+                # whose exit the next one (or `etl-craft reconcile`) sees: they become LOST.
+                supervised.supervisor.processes.abandon()
+                log.warning(
+                    "pipeline_run_id=%s: its task processes were stopped, but the Engine DB did not answer to "
+                    "record it (%s); the next server records their attempts LOST",
+                    run_id,
+                    first_line(error),
+                )
             del self.supervised[run_id]
         return True

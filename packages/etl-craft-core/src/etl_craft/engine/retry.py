@@ -23,13 +23,12 @@ def retrying(work: Callable[[], T], what: str, delays: Sequence[float] = DELAYS)
         try:
             return work()
         except TRANSIENT as error:
-            log.warning(
-                "%s: the Engine DB did not answer (%s); trying again in %.1f s", what, _first_line(error), delay
-            )
+            log.warning("%s: the Engine DB did not answer (%s); trying again in %.1f s", what, first_line(error), delay)
             time.sleep(delay)
     return work()
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
+    """The first line of a connection error: the driver's message, without SQLAlchemy's statement and link."""
     text = str(getattr(error, "orig", None) or error).strip()
     return text.splitlines()[0] if text else type(error).__name__
