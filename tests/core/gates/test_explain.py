@@ -105,7 +105,7 @@ def test_retry_scheduled(harness: Harness) -> None:
 def test_waiting_on_a_gate_and_json_is_the_service_document(harness: Harness) -> None:
     harness.project.orchestration = "  Mode: local\n  Gate_wait_minutes: 1\n"
     harness.project.write_config()
-    harness.pipeline("up", [TaskSpec("x", {"sleep": 15})])
+    harness.pipeline("up", [TaskSpec("x", {"sleep": 120})])  # stopped below, long before it ends
     harness.pipeline("p", [TaskSpec("a")])
     harness.migrate(cross_dependency("p", "a", "up", "x"))
     upstream = harness.start("run", "--pipeline_code", "up")
