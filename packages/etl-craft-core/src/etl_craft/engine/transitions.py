@@ -42,16 +42,16 @@ EVENTS_CHANNEL = "etl_craft_events"
 # --- helpers -------------------------------------------------------------------------------------
 
 
-def announce(conn: sa.Connection, payload: str) -> None:
+def announce(conn: sa.Connection, *payloads: str) -> None:
     """Wake a PostgreSQL overseer once this transaction commits: `run:<id>` or `pipeline:<id>` for a
-    change to one, `ended:<run id>:<attempt id>` for an attempt's end.
+    change to one, `ended:<run id>:<attempt id>` for an attempt's end (many in one call).
 
     NOTIFY is delivered only at commit, so a rolled-back change wakes nobody; SQLite overseers look
     every second instead.
     """
-    if conn.dialect.name == "postgresql":
+    if conn.dialect.name == "postgresql" and payloads:
         # The driver's SQL as is: SQLAlchemy would compile the SELECT afresh in every task process.
-        conn.exec_driver_sql("SELECT pg_notify(%s, %s)", (EVENTS_CHANNEL, payload))
+        conn.exec_driver_sql("SELECT pg_notify(%s, %s)", [(EVENTS_CHANNEL, payload) for payload in payloads])
 
 
 def _found_run(conn: sa.Connection, run_id: int) -> str:
@@ -142,6 +142,22 @@ def _no_live_attempt_of_run(run_id: object) -> sa.ColumnElement[bool]:
 # --- runs ----------------------------------------------------------------------------------------
 
 
+def _new_run(
+    pipeline_id: int, status: RunStatus, trigger_kind: TriggerKind, actor: Actor, now: datetime, run_date: date | None
+) -> dict[str, object]:
+    """The columns every new run row sets."""
+    return {
+        "pipeline_id": pipeline_id,
+        "status": status.value,
+        "trigger_kind": trigger_kind.value,
+        "backfill": "Y" if trigger_kind is TriggerKind.BACKFILL else "N",
+        "start_date": now,
+        "run_date": run_date,
+        "started_by": actor.name,
+        "started_by_kind": actor.kind.value,
+    }
+
+
 def create_run(
     conn: sa.Connection,
     *,
@@ -157,19 +173,8 @@ def create_run(
     config_sha256: str | None = None,
 ) -> int:
     """Insert a run. The unique indexes refuse a second IN-PROGRESS run and a repeated run key."""
-    values: dict[str, object] = {
-        "pipeline_id": pipeline_id,
-        "status": status.value,
-        "trigger_kind": trigger_kind.value,
-        "backfill": "Y" if trigger_kind is TriggerKind.BACKFILL else "N",
-        "start_date": now,
-        "run_date": run_date,
-        "owner_id": owner_id,
-        "lease_expires_at": lease_until,
-        "config_sha256": config_sha256,
-        "started_by": actor.name,
-        "started_by_kind": actor.kind.value,
-    }
+    values = _new_run(pipeline_id, status, trigger_kind, actor, now, run_date)
+    values.update(owner_id=owner_id, lease_expires_at=lease_until, config_sha256=config_sha256)
     if run_key is not None:
         values["run_key"] = run_key
     if status.terminal:
@@ -245,7 +250,7 @@ def queue_scheduled_runs(
     conn: sa.Connection, ticks: Sequence[tuple[int, str, date]], *, actor: Actor, now: datetime
 ) -> dict[tuple[int, str], int]:
     """Insert a QUEUED SCHEDULE run for each (pipeline id, run key, run date) in one statement (an
-    overseer at a tick due for many pipelines), and wake PostgreSQL overseers with one more.
+    overseer at a tick due for many pipelines), and wake PostgreSQL overseers.
 
     A run key its pipeline has used already is left out by the unique run-key index (ON CONFLICT DO
     NOTHING) rather than failing the others. Returns the new run ids by (pipeline id, run key). Ids
@@ -256,17 +261,7 @@ def queue_scheduled_runs(
         return {}
     insert = postgresql.insert(runs) if conn.dialect.name == "postgresql" else sqlite.insert(runs)
     rows = [
-        {
-            "pipeline_id": pipeline_id,
-            "run_key": run_key,
-            "run_date": run_date,
-            "status": RunStatus.QUEUED.value,
-            "trigger_kind": TriggerKind.SCHEDULE.value,
-            "backfill": "N",
-            "start_date": now,
-            "started_by": actor.name,
-            "started_by_kind": actor.kind.value,
-        }
+        {**_new_run(pipeline_id, RunStatus.QUEUED, TriggerKind.SCHEDULE, actor, now, run_date), "run_key": run_key}
         for pipeline_id, run_key, run_date in ticks
     ]
     # A list of parameter sets with RETURNING is sent as one multi-row INSERT ("insertmanyvalues").
@@ -274,12 +269,7 @@ def queue_scheduled_runs(
         insert.on_conflict_do_nothing().returning(runs.c.pipeline_id, runs.c.run_key, runs.c.pipeline_run_id), rows
     )
     ids = {(int(pipeline_id), str(run_key)): int(run_id) for pipeline_id, run_key, run_id in created}
-    if ids and conn.dialect.name == "postgresql":
-        conn.execute(
-            sa.select(
-                sa.func.pg_notify(EVENTS_CHANNEL, sa.literal("run:") + sa.cast(runs.c.pipeline_run_id, sa.String))
-            ).where(runs.c.pipeline_run_id.in_(ids.values()))
-        )
+    announce(conn, *(f"run:{run_id}" for run_id in ids.values()))
     return ids
 
 
