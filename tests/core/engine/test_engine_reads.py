@@ -1,5 +1,5 @@
 """How the Engine DB is read on the hot paths: runlog.run_state (what a supervisor reads on every
-step, in two queries), what a task process reads about its attempt, and the transaction a read runs
+step, in one query), what a task process reads about its attempt, and the transaction a read runs
 in. Both dialects."""
 
 from __future__ import annotations
@@ -87,8 +87,11 @@ def test_run_state_reads_the_run_its_pause_task_runs_and_attempts(engine_db) -> 
         live = tr.queue_attempt(conn, pipeline_run_id=run_id, task_id=tasks["c"], actor=SYSTEM, now=NOW)
     _attempt_ends(engine_db, _run(engine_db, other), other_tasks["a"], "SUCCESS")  # another run: not read
 
+    statements: list[str] = []
     with engine_db.read() as conn:
+        sa.event.listen(conn, "before_cursor_execute", lambda *args: statements.append(args[2]))
         state = runlog.run_state(conn, run_id)
+    assert len(statements) == 1, statements  # one round trip on every supervisor step
     run, task_runs, attempts, pause = _expected(engine_db, run_id)
     assert state is not None
     assert (state.run, state.task_runs, state.attempts, state.paused) == (run, task_runs, attempts, False)

@@ -422,44 +422,52 @@ _TASK_RUN_FIELDS = [f.name for f in fields(TaskRunRow)]
 _ATTEMPT_FIELDS = [f.name for f in fields(AttemptRow)]
 
 
-def _run_state_queries() -> tuple[sa.Select[Any], sa.Select[Any]]:
-    """run_state's two statements, built once: a supervisor runs them on every step, and a statement
-    object that is reused also keeps its cache key (SQLAlchemy memoizes it)."""
+def _run_state_query() -> sa.Select[Any]:
+    """run_state's statement, built once: a supervisor runs it on every step, and a statement object
+    that is reused also keeps its cache key (SQLAlchemy memoizes it)."""
     runs, pauses = t.aud_pipelines_run_log, t.aud_pipeline_pauses
-    run_id = sa.bindparam("run_id", type_=runs.c.pipeline_run_id.type)
-    paused = sa.exists().where(pauses.c.pipeline_id == runs.c.pipeline_id, pauses.c.resumed_at.is_(None))
-    run = sa.select(*_columns(runs, RunRow), paused.label("paused")).where(runs.c.pipeline_run_id == run_id)
     task_runs, attempts = t.aud_task_run_log, t.aud_task_attempts
-    tasks = (
-        sa.select(*_columns(task_runs, TaskRunRow), *(attempts.c[name].label(f"a_{name}") for name in _ATTEMPT_FIELDS))
+    paused = sa.exists().where(pauses.c.pipeline_id == runs.c.pipeline_id, pauses.c.resumed_at.is_(None))
+    return (
+        sa.select(
+            *_columns(runs, RunRow),
+            paused.label("paused"),
+            *(task_runs.c[name].label(f"t_{name}") for name in _TASK_RUN_FIELDS),
+            *(attempts.c[name].label(f"a_{name}") for name in _ATTEMPT_FIELDS),
+        )
+        .select_from(runs)
+        .outerjoin(task_runs, task_runs.c.pipeline_run_id == runs.c.pipeline_run_id)
         .outerjoin(attempts, attempts.c.task_run_id == task_runs.c.task_run_id)
-        .where(task_runs.c.pipeline_run_id == run_id)
+        .where(runs.c.pipeline_run_id == sa.bindparam("run_id", type_=runs.c.pipeline_run_id.type))
         .order_by(task_runs.c.task_run_id, attempts.c.attempt_number)
     )
-    return run, tasks
 
 
-_RUN_STATE_RUN, _RUN_STATE_TASKS = _run_state_queries()
+_RUN_STATE = _run_state_query()
 
 
 def run_state(conn: sa.Connection, run_id: int) -> RunState | None:
-    """Two queries: the run with its pause, then its task runs joined to their attempts. A supervisor
-    reads this on every step, so it is not four (run, pause, task runs, attempts)."""
-    found = conn.execute(_RUN_STATE_RUN, {"run_id": run_id}).one_or_none()
-    if found is None:
+    """One query, one round trip: the run with its pause, outer-joined to its task runs and their
+    attempts (the run's columns repeat on each row). A supervisor reads this on every step."""
+    rows = conn.execute(_RUN_STATE, {"run_id": run_id}).all()
+    if not rows:
         return None
     task_runs: dict[int, TaskRunRow] = {}
     attempts: dict[int, list[AttemptRow]] = {}
-    for row in conn.execute(_RUN_STATE_TASKS, {"run_id": run_id}):
+    for row in rows:
         values = row._mapping
-        if row.task_id not in task_runs:
-            task_runs[row.task_id] = TaskRunRow(**{name: values[name] for name in _TASK_RUN_FIELDS})
+        task_id = values["t_task_id"]
+        if task_id is None:
+            break  # the run has no task run yet: its one row is the run alone
+        if task_id not in task_runs:
+            task_runs[task_id] = TaskRunRow(**{name: values[f"t_{name}"] for name in _TASK_RUN_FIELDS})
         if values["a_attempt_id"] is not None:
-            attempts.setdefault(row.task_run_id, []).append(
+            attempts.setdefault(values["t_task_run_id"], []).append(
                 AttemptRow(**{name: values[f"a_{name}"] for name in _ATTEMPT_FIELDS})
             )
-    run = RunRow(**{name: found._mapping[name] for name in _RUN_FIELDS})
-    return RunState(run, bool(found.paused), task_runs, attempts)
+    first = rows[0]._mapping
+    run = RunRow(**{name: first[name] for name in _RUN_FIELDS})
+    return RunState(run, bool(first["paused"]), task_runs, attempts)
 
 
 def attempt(conn: sa.Connection, attempt_id: int) -> AttemptRow | None:
