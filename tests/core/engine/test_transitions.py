@@ -84,6 +84,11 @@ def _row(db, table, **where):
         return conn.execute(sa.select(table).filter_by(**where)).one()
 
 
+def _rows(db, table):
+    with db.read() as conn:
+        return conn.execute(sa.select(table)).all()
+
+
 # --- runs ------------------------------------------------------------------------------------
 
 
@@ -403,6 +408,82 @@ def test_queue_attempt_refuses_a_finished_task_unless_asked_to_run_it_again(worl
             conn, pipeline_run_id=run_id, task_id=task, actor=SYSTEM, now=NOW, again_from=("SUCCESS",)
         )
     assert again.attempt_number == 2
+
+
+def _queue_and_claim(db, run_id, task, so_far, again_from=("FAILED",)):
+    with db.write() as conn:
+        return tr.queue_and_claim_attempt(
+            conn,
+            pipeline_run_id=run_id,
+            task_id=task,
+            attempts_so_far=so_far,
+            actor=SYSTEM,
+            owner_id=OWNER,
+            lease_until=LATER,
+            host="h",
+            now=NOW,
+            again_from=again_from,
+        )
+
+
+def test_queue_and_claim_attempt_inserts_the_attempt_claimed_by_its_owner(world) -> None:
+    db, pipeline, task = world
+    run_id = _run(db, pipeline)
+    first = _queue_and_claim(db, run_id, task, None)
+    row = _row(db, t.aud_task_attempts, attempt_id=first.attempt_id)
+    assert (row.status, row.attempt_number, row.owner_id, row.host) == ("CLAIMED", 1, OWNER, "h")
+    assert row.queued_at == row.claimed_at == row.heartbeat_at == NOW and row.lease_expires_at == LATER
+    assert (row.requested_by, row.requested_by_kind, row.not_before) == (SYSTEM.name, "SYSTEM", None)
+    task_run = _row(db, t.aud_task_run_log, task_run_id=first.task_run_id)
+    assert (task_run.status, task_run.attempt_count, task_run.start_date) == ("IN-PROGRESS", 1, NOW)
+    with db.write() as conn:
+        tr.finish_attempt(
+            conn, first.attempt_id, owner_id=OWNER, outcome=AttemptOutcome("FAILED", error_message="x"), now=NOW
+        )
+    second = _queue_and_claim(db, run_id, task, 1)
+    assert (second.task_run_id, second.attempt_number) == (first.task_run_id, 2)
+    assert _row(db, t.aud_task_attempts, attempt_id=second.attempt_id).status == "CLAIMED"
+    task_run = _row(db, t.aud_task_run_log, task_run_id=first.task_run_id)
+    assert (task_run.status, task_run.attempt_count, task_run.end_date) == ("IN-PROGRESS", 2, None)
+
+
+def test_queue_and_claim_attempt_refuses_when_the_task_run_changed_since_it_was_read(world) -> None:
+    db, pipeline, task = world
+    run_id = _run(db, pipeline)
+    first = _queue_and_claim(db, run_id, task, None)
+    # Read before the first attempt was queued: another caller queued it first.
+    with pytest.raises(StaleTransitionError, match="another caller queued it first"):
+        _queue_and_claim(db, run_id, task, None)
+    with db.write() as conn:
+        tr.finish_attempt(
+            conn, first.attempt_id, owner_id=OWNER, outcome=AttemptOutcome("FAILED", error_message="x"), now=NOW
+        )
+    second = _queue_and_claim(db, run_id, task, 1)
+    with db.write() as conn:
+        tr.finish_attempt(
+            conn, second.attempt_id, owner_id=OWNER, outcome=AttemptOutcome("FAILED", error_message="x"), now=NOW
+        )
+    # Read after one attempt, but there were two: refused, and what was found is named.
+    with pytest.raises(StaleTransitionError) as refused:
+        _queue_and_claim(db, run_id, task, 1)
+    assert "FAILED after 1 attempt(s)" in refused.value.message
+    assert "status FAILED after 2 attempt(s)" in refused.value.message
+    rows = _rows(db, t.aud_task_attempts)
+    assert [(r.attempt_number, r.status) for r in rows] == [(1, "FAILED"), (2, "FAILED")]
+    assert _row(db, t.aud_task_run_log, task_run_id=first.task_run_id).attempt_count == 2
+
+
+def test_queue_and_claim_attempt_runs_a_skipped_task_again_only_when_asked(world) -> None:
+    db, pipeline, task = world
+    run_id = _run(db, pipeline)
+    with db.write() as conn:
+        tr.skip_task(conn, pipeline_run_id=run_id, task_id=task, reason="upstream failed", now=NOW)
+    with pytest.raises(StaleTransitionError, match="status SKIPPED after 0 attempt"):
+        _queue_and_claim(db, run_id, task, 0)
+    again = _queue_and_claim(db, run_id, task, 0, again_from=("SKIPPED",))
+    assert again.attempt_number == 1
+    task_run = _row(db, t.aud_task_run_log, task_run_id=again.task_run_id)
+    assert (task_run.status, task_run.attempt_count) == ("IN-PROGRESS", 1)
 
 
 def _check(db, call, attempt_id, allowed, before, after):

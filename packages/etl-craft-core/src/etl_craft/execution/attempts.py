@@ -70,32 +70,34 @@ class AttemptProcesses:
         *,
         again_from: tuple[str, ...] = ("FAILED",),
         queued: AttemptRow | None = None,
+        attempts_so_far: int | None = None,
         decisions: list[gate_records.Decision] | None = None,
     ) -> bool:
-        """Queue (unless a retry is queued already) and claim an attempt, then start its process."""
+        """Claim an attempt, a new one (the task run's ATTEMPT_COUNT as last read is `attempts_so_far`,
+        None without a task run) unless a retry is `queued` already, then start its process."""
         now = utc_now()
+        owner, host = str(self.owner), socket.gethostname()
         try:
             with self.db.write() as conn:
                 if queued is None:
-                    attempt = transitions.queue_attempt(
+                    attempt = transitions.queue_and_claim_attempt(
                         conn,
                         pipeline_run_id=self.run_id,
                         task_id=node.task_id,
+                        attempts_so_far=attempts_so_far,
                         actor=self.actor,
+                        owner_id=owner,
+                        lease_until=lease_until(now),
+                        host=host,
                         now=now,
                         again_from=again_from,
                     )
                     attempt_id, number = attempt.attempt_id, attempt.attempt_number
                 else:
                     attempt_id, number = queued.attempt_id, queued.attempt_number
-                transitions.claim_attempt(
-                    conn,
-                    attempt_id,
-                    owner_id=str(self.owner),
-                    lease_until=lease_until(now),
-                    host=socket.gethostname(),
-                    now=now,
-                )
+                    transitions.claim_attempt(
+                        conn, attempt_id, owner_id=owner, lease_until=lease_until(now), host=host, now=now
+                    )
                 if decisions:
                     # Judged for this attempt: recorded in the transaction that claims it (S3.E).
                     gate_records.record_decisions(conn, self.run_id, decisions, now, attempt_id)

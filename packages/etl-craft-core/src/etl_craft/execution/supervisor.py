@@ -299,7 +299,9 @@ class RunSupervisor:
             if decisions is None:
                 continue
             again_from = AGAIN_FROM_ANY if task_id in self._again else ("FAILED",)
-            if self._launch(node, again_from=again_from, decisions=decisions):
+            task_run = snap.task_runs.get(task_id)
+            so_far = task_run.attempt_count if task_run else None
+            if self._launch(node, again_from=again_from, attempts_so_far=so_far, decisions=decisions):
                 self._again.discard(task_id)
 
     def _launch(
@@ -308,12 +310,15 @@ class RunSupervisor:
         *,
         again_from: tuple[str, ...] = ("FAILED",),
         queued: AttemptRow | None = None,
+        attempts_so_far: int | None = None,
         decisions: list[gate_records.Decision] | None = None,
     ) -> bool:
         """Claim and start an attempt (False: someone else claimed it). It counts against the limits
         only once its process started: a start that failed is recorded FAILED and holds nothing."""
         before = len(self.processes.children)
-        claimed = self.processes.launch(node, again_from=again_from, queued=queued, decisions=decisions)
+        claimed = self.processes.launch(
+            node, again_from=again_from, queued=queued, attempts_so_far=attempts_so_far, decisions=decisions
+        )
         started = len(self.processes.children) - before
         self._started_since_read += started
         self._launched += started
