@@ -21,7 +21,9 @@ def _serve(args: argparse.Namespace) -> int:
     from etl_craft_server.overseer import Overseer
     from etl_craft_server.schedule_clock import ScheduleClock
 
-    ctx = open_context(args.config)
+    # The overseer rides out connection errors (Overseer.serve), so it skips the ping before each of
+    # its transactions: several round trips for every attempt it dispatches.
+    ctx = open_context(args.config, ping=False)
     try:
         orchestration = ctx.config.orchestration
         if orchestration.mode == "remote":

@@ -122,7 +122,8 @@ class Overseer:
 
     def serve(self) -> None:
         """Until a signal stops it: every pass, then a wait for the next thing to do."""
-        LocalProvider(self.db.dialect, Handler)  # the fork server preloads every handler, whatever runs first
+        # The fork server preloads every handler, whatever runs first.
+        LocalProvider(self.config.path, self.db.dialect, Handler)
         try:
             while True:
                 if self.signals.reason is not None and self._stop_at is None:

@@ -103,11 +103,15 @@ class EngineDb:
         return {"dialect": self.dialect, "url": self.display_url, "schema": self.schema}
 
 
-def open_engine_db(config: ConnectorConfig, *, pooled: bool = True, check: bool = True) -> EngineDb:
+def open_engine_db(config: ConnectorConfig, *, pooled: bool = True, check: bool = True, ping: bool = True) -> EngineDb:
     """Connect to the configured Engine DB, checking what must hold before any command uses it.
 
     `pooled=False` gives a NullPool engine (one connection per transaction). `check=False` skips the
     PostgreSQL reachability and schema check, for a task process whose supervisor made it already.
+    `ping=False` skips the round trip that tests a pooled PostgreSQL connection before each
+    transaction, for a process that retries connection errors itself (the overseer, a task process):
+    a connection the server dropped then fails once, SQLAlchemy discards the pool, and the retry
+    connects afresh.
     """
     profile = config.engine
     url = profile.jdbc_url
@@ -118,7 +122,7 @@ def open_engine_db(config: ConnectorConfig, *, pooled: bool = True, check: bool 
     elif url.startswith("jdbc:postgresql:"):
         from etl_craft.engine import postgres
 
-        db = postgres.open_postgres(config, profile, pooled=pooled, check=check)
+        db = postgres.open_postgres(config, profile, pooled=pooled, check=check, ping=ping)
     else:
         raise ConfigurationError(
             f"craft-connector.yml: {profile.where}.jdbc_url",

@@ -100,7 +100,9 @@ def _check_reachable_and_schema(engine: sa.Engine, profile: ConnectionProfile, d
         )
 
 
-def open_postgres(config: ConnectorConfig, profile: ConnectionProfile, *, pooled: bool, check: bool = True) -> EngineDb:
+def open_postgres(
+    config: ConnectorConfig, profile: ConnectionProfile, *, pooled: bool, check: bool = True, ping: bool = True
+) -> EngineDb:
     if not profile.schema:
         raise ConfigurationError(
             f"craft-connector.yml: {profile.where}.schema",
@@ -113,7 +115,7 @@ def open_postgres(config: ConnectorConfig, profile: ConnectionProfile, *, pooled
         url,
         connect_args=args,
         poolclass=NullPool if not pooled else None,
-        pool_pre_ping=pooled,
+        pool_pre_ping=pooled and ping,
         # The Engine DB has no HSTORE column: skip the type lookup every new engine's first
         # connection would make (three round trips in each task process).
         use_native_hstore=False,

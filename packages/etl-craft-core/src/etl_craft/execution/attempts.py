@@ -55,7 +55,7 @@ class AttemptProcesses:
         self.db, self.config, self.graph, self.run_id = db, config, graph, run_id
         self.owner, self.actor, self.progress, self.log_level = owner, actor, progress, log_level
         self.force, self.rerun = force, rerun
-        self.provider = LocalProvider(db.dialect, (t.handler for t in graph.tasks.values()))
+        self.provider = LocalProvider(config.path, db.dialect, (t.handler for t in graph.tasks.values()))
         self.children: dict[int, RunningChild] = {}
         self.stopping: dict[int, tuple[RunningChild, float]] = {}
         self.exited: list[tuple[RunningChild, int]] = []  # reaped, with exit status; ends not yet reported

@@ -1,8 +1,9 @@
 """The local provider: each attempt in its own child process on this host.
 
 Children are forked from a fork server that imported the engine, the Engine DB's driver and the
-handlers the run needs once, and holds no connection or thread, so a task process starts without
-paying for imports. The child then calls setsid, so its whole process group can be stopped without
+handlers the run needs once, and read the project and initialized its Engine DB engine once
+(warm_start.py), and holds no connection or thread, so a task process starts without paying for
+any of it. The child then calls setsid, so its whole process group can be stopped without
 touching the supervisor.
 """
 
@@ -10,10 +11,13 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from etl_craft.core.enums import Handler
+from etl_craft.execution import warm_start
 from etl_craft.execution.process import process_start, stop_group
 from etl_craft.execution.task_context import HANDLER_MODULES
 from etl_craft.execution.task_process import ChildSpec, child_main
@@ -61,16 +65,20 @@ _ENGINE_DRIVERS = {
 }
 
 _preloaded: dict[str, None] = {}  # an ordered set
+_PREPARING_MODULE = "etl_craft.execution.fork_server_start"  # last: it needs the others imported
 
 
 class LocalProvider:
-    def __init__(self, engine_dialect: str, handlers: Iterable[Handler] = ()) -> None:
+    def __init__(self, config_path: Path, engine_dialect: str, handlers: Iterable[Handler] = ()) -> None:
         self._context = multiprocessing.get_context("forkserver")
         # The fork server is one per process and takes its preload list when it starts (the first
         # child): keep the union, so an overseer that announced every handler first keeps them all.
         for module in (*_ENGINE_DRIVERS[engine_dialect], *(HANDLER_MODULES[h] for h in sorted(handlers))):
             _preloaded.setdefault(module)
-        self._context.set_forkserver_preload([*_BASE_PRELOAD, *_preloaded])
+        self._context.set_forkserver_preload([*_BASE_PRELOAD, *_preloaded, _PREPARING_MODULE])
+        # Read by the fork server when it starts; a fork server already running keeps the project
+        # it prepared, and a task process of another one reads its own.
+        os.environ[warm_start.CONFIG_VARIABLE] = str(config_path)
 
     def start(self, spec: ChildSpec, task_id: int, now_monotonic: float, timeout_seconds: int | None) -> RunningChild:
         process = self._context.Process(target=child_main, args=(spec,), name=f"etl-craft-attempt-{spec.attempt_id}")

@@ -11,6 +11,7 @@ reaches the log file through a pipe and a thread that masks the secrets the proc
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
@@ -35,6 +36,7 @@ from etl_craft.engine import runlog, transitions
 from etl_craft.engine.database import EngineDb, open_engine_db
 from etl_craft.engine.records import AttemptOutcome
 from etl_craft.engine.retry import retrying
+from etl_craft.execution import warm_start
 from etl_craft.execution.log_pump import LogPump, start_pump
 from etl_craft.execution.process import process_start
 from etl_craft.execution.task_context import HANDLER_MODULES, HandlerResult, StoredOffset, TaskContext
@@ -179,13 +181,33 @@ def _record(db: EngineDb, spec: ChildSpec, outcome: AttemptOutcome, consumes: bo
     fault_point("child_after_outcome")
 
 
+def rehearse(db: EngineDb) -> None:
+    """Run the statements _load_context and _record run, for an attempt that does not exist (ids
+    start at 1), in a transaction that is rolled back: their compiled forms stay in the engine's
+    cache, and a task process forked with that engine compiles none of them (warm_start.py)."""
+    nobody = 0
+    outcome = AttemptOutcome("SUCCESS", task_log="", exit_code=0)
+    with db.engine.connect() as conn, conn.begin() as transaction:
+        with contextlib.suppress(StaleTransitionError):
+            transitions.start_attempt(conn, nobody, owner_id="", pid=0, process_start="", log_path="", now=utc_now())
+        runlog.attempt_subject(conn, nobody)
+        runlog.task_parameters(conn, [nobody])
+        with contextlib.suppress(StaleTransitionError):
+            transitions.finish_attempt(conn, nobody, owner_id="", outcome=outcome, now=utc_now(), consumes=False)
+        transaction.rollback()
+
+
 def run_attempt(spec: ChildSpec) -> int:
     """Run the handler and record the outcome. Returns the process exit status; never raises."""
     log = logging.getLogger("etl_craft.task")
-    config = load_config(Path(spec.config_path))
+    # The fork server's engine holds no connection, so neither it nor one made here shares a socket.
+    prepared = warm_start.prepared_for(spec.config_path)
+    if prepared is not None:
+        config, db = prepared
+    else:
+        config = load_config(Path(spec.config_path))
+        db = open_engine_db(config, check=False, ping=False)  # its transactions are retried (retrying)
     _output.source = config.secrets
-    # The engine is created in this process, after the fork, so a small pool holds no inherited socket.
-    db = open_engine_db(config, check=False)
     try:
         try:
             fault_point("child_start")
