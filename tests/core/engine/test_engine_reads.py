@@ -10,47 +10,16 @@ import pytest
 import sqlalchemy as sa
 
 from etl_craft.core.actor import Actor
-from etl_craft.core.enums import ActorKind, RunStatus, TriggerKind
+from etl_craft.core.enums import ActorKind
 from etl_craft.engine import gate_records, runlog
 from etl_craft.engine import tables as t
 from etl_craft.engine import transitions as tr
 from etl_craft.engine.records import AttemptOutcome
+from tests.fixtures.seed import in_progress_run, pipeline_with_tasks
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 SYSTEM = Actor("etl-craft@host", ActorKind.SYSTEM)
 OWNER = "host:1:boot:1:aaaaaaaa"
-
-
-def _pipeline_with_tasks(db, code: str, tasks: list[str]) -> tuple[int, dict[str, int]]:
-    with db.write() as conn:
-        pipeline = conn.execute(
-            t.cfg_pipelines.insert()
-            .values(pipeline_code=code, pipeline_name=code, refresh_type="FULL")
-            .returning(t.cfg_pipelines.c.pipeline_id)
-        ).scalar_one()
-        ids = {
-            task: conn.execute(
-                t.cfg_tasks.insert()
-                .values(task_code=task, task_type="ETL", pipeline_id=pipeline, handler="PYTHON")
-                .returning(t.cfg_tasks.c.task_id)
-            ).scalar_one()
-            for task in tasks
-        }
-    return pipeline, ids
-
-
-def _run(db, pipeline: int) -> int:
-    with db.write() as conn:
-        return tr.create_run(
-            conn,
-            pipeline_id=pipeline,
-            status=RunStatus.IN_PROGRESS,
-            trigger_kind=TriggerKind.MANUAL,
-            actor=SYSTEM,
-            now=NOW,
-            owner_id=OWNER,
-            lease_until=NOW,
-        )
 
 
 def _attempt_ends(db, run_id: int, task_id: int, status: str) -> int:
@@ -77,15 +46,17 @@ def _expected(db, run_id: int):
 
 
 def test_run_state_reads_the_run_its_pause_task_runs_and_attempts(engine_db) -> None:
-    pipeline, tasks = _pipeline_with_tasks(engine_db, "p", ["a", "b", "c"])
-    other, other_tasks = _pipeline_with_tasks(engine_db, "q", ["a"])
-    run_id = _run(engine_db, pipeline)
+    pipeline, tasks = pipeline_with_tasks(engine_db, "p", ["a", "b", "c"])
+    other, other_tasks = pipeline_with_tasks(engine_db, "q", ["a"])
+    run_id = in_progress_run(engine_db, pipeline, OWNER, NOW, NOW)
     first = _attempt_ends(engine_db, run_id, tasks["a"], "FAILED")
     second = _attempt_ends(engine_db, run_id, tasks["a"], "SUCCESS")
     with engine_db.write() as conn:
         tr.skip_task(conn, pipeline_run_id=run_id, task_id=tasks["b"], reason="upstream failed", now=NOW)
         live = tr.queue_attempt(conn, pipeline_run_id=run_id, task_id=tasks["c"], actor=SYSTEM, now=NOW)
-    _attempt_ends(engine_db, _run(engine_db, other), other_tasks["a"], "SUCCESS")  # another run: not read
+    _attempt_ends(
+        engine_db, in_progress_run(engine_db, other, OWNER, NOW, NOW), other_tasks["a"], "SUCCESS"
+    )  # another run: not read
 
     statements: list[str] = []
     with engine_db.read() as conn:
@@ -106,9 +77,9 @@ def test_run_state_reads_the_run_its_pause_task_runs_and_attempts(engine_db) -> 
 
 
 def test_run_state_sees_an_open_pause_and_not_a_closed_one(engine_db) -> None:
-    pipeline, _tasks = _pipeline_with_tasks(engine_db, "p", ["a"])
-    other, _ = _pipeline_with_tasks(engine_db, "q", ["a"])
-    run_id = _run(engine_db, pipeline)
+    pipeline, _tasks = pipeline_with_tasks(engine_db, "p", ["a"])
+    other, _ = pipeline_with_tasks(engine_db, "q", ["a"])
+    run_id = in_progress_run(engine_db, pipeline, OWNER, NOW, NOW)
     pauses = t.aud_pipeline_pauses
     with engine_db.write() as conn:
         conn.execute(pauses.insert().values(pipeline_id=other, paused_at=NOW, paused_by="a", reason="other"))
@@ -152,8 +123,8 @@ def test_a_postgresql_engine_skips_the_hstore_lookup_on_its_first_connection(eng
 def test_a_task_process_reads_whether_its_attempt_consumes_gate_decisions(engine_db) -> None:
     """Only an attempt claimed with a SATISFIED decision that selected a run consumes: the task process
     skips the consumption statement for every other attempt."""
-    pipeline, tasks = _pipeline_with_tasks(engine_db, "p", ["a", "b", "c"])
-    upstream, upstream_tasks = _pipeline_with_tasks(engine_db, "q", ["u"])
+    pipeline, tasks = pipeline_with_tasks(engine_db, "p", ["a", "b", "c"])
+    upstream, upstream_tasks = pipeline_with_tasks(engine_db, "q", ["u"])
     with engine_db.write() as conn:
         edge = conn.execute(
             t.cfg_task_dependency.insert()
@@ -166,8 +137,8 @@ def test_a_task_process_reads_whether_its_attempt_consumes_gate_decisions(engine
             )
             .returning(t.cfg_task_dependency.c.task_dependency_id)
         ).scalar_one()
-    upstream_run = _run(engine_db, upstream)
-    run_id = _run(engine_db, pipeline)
+    upstream_run = in_progress_run(engine_db, upstream, OWNER, NOW, NOW)
+    run_id = in_progress_run(engine_db, pipeline, OWNER, NOW, NOW)
     results = {"a": ("SATISFIED", upstream_run), "b": ("BYPASSED", None), "c": None}
     attempts = {}
     with engine_db.write() as conn:

@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from etl_craft.core.actor import Actor
-from etl_craft.core.enums import ActorKind, RunStatus, TriggerKind
+from etl_craft.core.enums import ActorKind
 from etl_craft.engine import tables as t
 from etl_craft.engine import transitions as tr
 from etl_craft.engine.database import open_engine_db
@@ -19,6 +19,7 @@ from etl_craft.execution import warm_start
 from etl_craft.execution.task_process import rehearse
 from tests.fixtures.harness import Harness, TaskSpec
 from tests.fixtures.project import Project
+from tests.fixtures.seed import in_progress_run, pipeline_with_tasks
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 SYSTEM = Actor("etl-craft@host", ActorKind.SYSTEM)
@@ -86,31 +87,13 @@ def test_what_was_prepared_is_used_only_while_its_files_hold_what_they_held(proj
 
 
 def _claimed_attempt(db) -> int:
+    pipeline, tasks = pipeline_with_tasks(db, "p", ["a"])
+    run_id = in_progress_run(db, pipeline, OWNER, NOW, NOW + timedelta(minutes=1))
     with db.write() as conn:
-        pipeline = conn.execute(
-            t.cfg_pipelines.insert()
-            .values(pipeline_code="p", pipeline_name="P", refresh_type="FULL")
-            .returning(t.cfg_pipelines.c.pipeline_id)
-        ).scalar_one()
-        task = conn.execute(
-            t.cfg_tasks.insert()
-            .values(task_code="a", task_type="ETL", pipeline_id=pipeline, handler="PYTHON")
-            .returning(t.cfg_tasks.c.task_id)
-        ).scalar_one()
-        run_id = tr.create_run(
-            conn,
-            pipeline_id=pipeline,
-            status=RunStatus.IN_PROGRESS,
-            trigger_kind=TriggerKind.MANUAL,
-            actor=SYSTEM,
-            now=NOW,
-            owner_id=OWNER,
-            lease_until=NOW + timedelta(minutes=1),
-        )
         return tr.queue_and_claim_attempt(
             conn,
             pipeline_run_id=run_id,
-            task_id=task,
+            task_id=tasks["a"],
             attempts_so_far=None,
             actor=SYSTEM,
             owner_id=OWNER,
