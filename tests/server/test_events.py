@@ -8,9 +8,10 @@ from etl_craft.core.enums import ActorKind
 from etl_craft.engine import transitions as tr
 from etl_craft.engine.records import AttemptOutcome
 from etl_craft_server.events import Events
-from tests.core.engine.test_engine_reads import OWNER, SYSTEM, _pipeline_with_tasks, _run
+from tests.core.engine.test_engine_reads import OWNER, SYSTEM
 from tests.core.engine.test_notifications import NOW, pytestmark  # noqa: F401 (PostgreSQL only)
 from tests.fixtures.project import received
+from tests.fixtures.seed import in_progress_run, pipeline_with_tasks
 
 
 def _ended_attempt(engine_db, run_id: int, task_id: int) -> int:
@@ -22,9 +23,12 @@ def _ended_attempt(engine_db, run_id: int, task_id: int) -> int:
 
 
 def test_an_attempt_end_wakes_its_run_unless_the_overseers_own_task_process_ran_it(engine_db, listener) -> None:
-    pipeline, tasks = _pipeline_with_tasks(engine_db, "p", ["a"])
-    other, _ = _pipeline_with_tasks(engine_db, "q", ["a"])
-    run_id, other_run = _run(engine_db, pipeline), _run(engine_db, other)
+    pipeline, tasks = pipeline_with_tasks(engine_db, "p", ["a"])
+    other, _ = pipeline_with_tasks(engine_db, "q", ["a"])
+    run_id, other_run = (
+        in_progress_run(engine_db, pipeline, OWNER, NOW, NOW),
+        in_progress_run(engine_db, other, OWNER, NOW, NOW),
+    )
     received(listener)  # the runs' creation
     attempt = _ended_attempt(engine_db, run_id, tasks["a"])
 

@@ -11,8 +11,9 @@ from etl_craft.core.actor import Actor
 from etl_craft.core.enums import ActorKind
 from etl_craft.engine import transitions as tr
 from etl_craft.engine.records import AttemptOutcome
-from tests.core.engine.test_engine_reads import OWNER, SYSTEM, _pipeline_with_tasks, _run
+from tests.core.engine.test_engine_reads import OWNER, SYSTEM
 from tests.fixtures.project import received
+from tests.fixtures.seed import in_progress_run, pipeline_with_tasks
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 # SQLite has no notifications: an overseer on it looks every second instead.
@@ -20,8 +21,8 @@ pytestmark = pytest.mark.parametrize("dialect", [pytest.param("postgresql", mark
 
 
 def test_an_attempt_end_notifies_its_run_and_attempt_at_commit_only(engine_db, listener) -> None:
-    pipeline, tasks = _pipeline_with_tasks(engine_db, "p", ["a"])
-    run_id = _run(engine_db, pipeline)
+    pipeline, tasks = pipeline_with_tasks(engine_db, "p", ["a"])
+    run_id = in_progress_run(engine_db, pipeline, OWNER, NOW, NOW)
     with engine_db.write() as conn:
         queued = tr.queue_attempt(conn, pipeline_run_id=run_id, task_id=tasks["a"], actor=SYSTEM, now=NOW)
         tr.claim_attempt(conn, queued.attempt_id, owner_id=OWNER, lease_until=NOW, host="h", now=NOW)
@@ -38,8 +39,8 @@ def test_an_attempt_end_notifies_its_run_and_attempt_at_commit_only(engine_db, l
 
 
 def test_scheduled_runs_created_at_once_notify_each_new_run(engine_db, listener) -> None:
-    first, _ = _pipeline_with_tasks(engine_db, "p", ["a"])
-    second, _ = _pipeline_with_tasks(engine_db, "q", ["a"])
+    first, _ = pipeline_with_tasks(engine_db, "p", ["a"])
+    second, _ = pipeline_with_tasks(engine_db, "q", ["a"])
     actor = Actor("etl-craft server@test", ActorKind.SCHEDULE)
     key = "schedule:2026-03-01T00:00:00Z"
     with engine_db.write() as conn:
