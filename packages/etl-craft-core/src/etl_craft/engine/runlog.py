@@ -187,19 +187,20 @@ def tasks_of(conn: sa.Connection, pipeline_ids: Iterable[int]) -> list[TaskRow]:
     return _rows(TaskRow, conn.execute(query))
 
 
+_TASK_PARAMETERS = sa.select(
+    t.cfg_task_parameters.c.task_id, t.cfg_task_parameters.c.parameter_name, t.cfg_task_parameters.c.parameter_value
+).where(
+    t.cfg_task_parameters.c.task_id.in_(sa.bindparam("task_ids", expanding=True)),
+    t.cfg_task_parameters.c.active_flag == "Y",
+)  # built once: every task process reads its parameters with it
+
+
 def task_parameters(conn: sa.Connection, task_ids: Iterable[int]) -> dict[int, dict[str, str]]:
     params: dict[int, dict[str, str]] = {}
     ids = list(task_ids)
     if not ids:
         return params
-    rows = conn.execute(
-        sa.select(
-            t.cfg_task_parameters.c.task_id,
-            t.cfg_task_parameters.c.parameter_name,
-            t.cfg_task_parameters.c.parameter_value,
-        ).where(t.cfg_task_parameters.c.task_id.in_(ids), t.cfg_task_parameters.c.active_flag == "Y")
-    )
-    for task_id, name, value in rows:
+    for task_id, name, value in conn.execute(_TASK_PARAMETERS, {"task_ids": ids}):
         params.setdefault(task_id, {})[name] = value
     return params
 
@@ -518,8 +519,7 @@ class AttemptSubject:
     consumes: bool  # SATISFIED gate decisions were recorded with the attempt's claim: its success consumes them
 
 
-def attempt_subject(conn: sa.Connection, attempt_id: int) -> AttemptSubject | None:
-    """One joined read at the start of every task process (it is on the hot path of each attempt)."""
+def _attempt_subject_query() -> sa.Select[Any]:
     a, tr, r, tk, p, o, d = (
         t.aud_task_attempts,
         t.aud_task_run_log,
@@ -535,7 +535,7 @@ def attempt_subject(conn: sa.Connection, attempt_id: int) -> AttemptSubject | No
         d.c.result == "SATISFIED",
         d.c.selected_pipeline_run_id.is_not(None),
     )
-    query = (
+    return (
         sa.select(
             a.c.attempt_id,
             a.c.attempt_number,
@@ -563,9 +563,16 @@ def attempt_subject(conn: sa.Connection, attempt_id: int) -> AttemptSubject | No
             .join(p, p.c.pipeline_id == r.c.pipeline_id)
             .outerjoin(o, o.c.task_id == tk.c.task_id)
         )
-        .where(a.c.attempt_id == attempt_id)
+        .where(a.c.attempt_id == sa.bindparam("attempt_id", type_=a.c.attempt_id.type))
     )
-    row = conn.execute(query).one_or_none()
+
+
+_ATTEMPT_SUBJECT = _attempt_subject_query()  # built once, as run_state's statement
+
+
+def attempt_subject(conn: sa.Connection, attempt_id: int) -> AttemptSubject | None:
+    """One joined read at the start of every task process (it is on the hot path of each attempt)."""
+    row = conn.execute(_ATTEMPT_SUBJECT, {"attempt_id": attempt_id}).one_or_none()
     return AttemptSubject(**{**row._mapping, "consumes": bool(row.consumes)}) if row else None
 
 

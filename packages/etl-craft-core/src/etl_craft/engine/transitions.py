@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -805,6 +806,55 @@ def claim_attempt(
     _check(result, f"attempt {attempt_id}", "QUEUED and due", lambda: _found_attempt(conn, attempt_id))
 
 
+def _set(column: sa.Column[Any]) -> sa.BindParameter[Any]:
+    """The bound value of a column a prebuilt statement sets: named p_<column> (a parameter named
+    like a column of the table would be taken for a value to set), of the column's type."""
+    return sa.bindparam(f"p_{column.name}", type_=column.type)
+
+
+# The statements of an attempt's start and end are built once: a task process runs them on every
+# attempt, and a statement object that is reused keeps its cache key (building and keying them was
+# an eighth of a task process's Python). Their WHERE parameters are named w_<column>.
+_COUNTS = ("source_count", "target_count", "insert_count", "update_count", "delete_count", "rows_written")
+_W_ATTEMPT = sa.bindparam("w_attempt_id", type_=attempts.c.attempt_id.type)
+_W_OWNER = sa.bindparam("w_owner_id", type_=attempts.c.owner_id.type)
+_START_ATTEMPT = (
+    attempts.update()
+    .where(attempts.c.attempt_id == _W_ATTEMPT, attempts.c.status == "CLAIMED", attempts.c.owner_id == _W_OWNER)
+    .values(
+        status="RUNNING",
+        **{name: _set(attempts.c[name]) for name in ("started_at", "pid", "process_start", "log_path")},
+    )
+)
+
+
+def _end_attempt_statement(guard: sa.ColumnElement[bool]) -> sa.Update:
+    ended = ("status", "ended_at", "exit_code", *_COUNTS, "error_message", "task_log", "retryable")
+    return (
+        attempts.update()
+        .where(attempts.c.attempt_id == _W_ATTEMPT, guard)
+        .values(**{name: _set(attempts.c[name]) for name in ended})
+        .returning(attempts.c.task_run_id, attempts.c.attempt_number)
+    )
+
+
+# By guard: held by the owner, running for the owner (a time-out), or live (a cancel).
+_END_ATTEMPT = {
+    "owned": _end_attempt_statement(sa.and_(attempts.c.status.in_(OWNED), attempts.c.owner_id == _W_OWNER)),
+    "running": _end_attempt_statement(sa.and_(attempts.c.status == "RUNNING", attempts.c.owner_id == _W_OWNER)),
+    "live": _end_attempt_statement(attempts.c.status.in_(LIVE)),
+}
+_SUMMARIZE_END = (
+    task_runs.update()
+    .where(
+        task_runs.c.task_run_id == sa.bindparam("w_task_run_id", type_=task_runs.c.task_run_id.type),
+        task_runs.c.attempt_count == sa.bindparam("w_attempt_count", type_=task_runs.c.attempt_count.type),
+    )
+    .values(**{name: _set(task_runs.c[name]) for name in ("status", "end_date", *_COUNTS, "error_message", "task_log")})
+    .returning(task_runs.c.pipeline_run_id)
+)
+
+
 def start_attempt(
     conn: sa.Connection,
     attempt_id: int,
@@ -816,9 +866,15 @@ def start_attempt(
     now: datetime,
 ) -> None:
     result = conn.execute(
-        attempts.update()
-        .where(attempts.c.attempt_id == attempt_id, attempts.c.status == "CLAIMED", attempts.c.owner_id == owner_id)
-        .values(status="RUNNING", started_at=now, pid=pid, process_start=process_start, log_path=log_path)
+        _START_ATTEMPT,
+        {
+            "w_attempt_id": attempt_id,
+            "w_owner_id": owner_id,
+            "p_started_at": now,
+            "p_pid": pid,
+            "p_process_start": process_start,
+            "p_log_path": log_path,
+        },
     )
     _check(result, f"attempt {attempt_id}", f"CLAIMED by {owner_id}", lambda: _found_attempt(conn, attempt_id))
 
@@ -827,52 +883,50 @@ def _end_attempt(
     conn: sa.Connection,
     attempt_id: int,
     *,
-    guard: sa.ColumnElement[bool],
+    guard: str,
+    owner_id: str | None = None,
     expected: str,
     status: str,
     outcome: AttemptOutcome,
     now: datetime,
 ) -> int:
-    """End the attempt and write its task-run summary (the attempt is the run's latest while live)."""
+    """End the attempt and write its task-run summary (the attempt is the run's latest while live).
+    `guard` names the statement of _END_ATTEMPT; "owned" and "running" are fenced by `owner_id`."""
     counts = outcome.counts
+    shared = {
+        "p_source_count": counts.source,
+        "p_target_count": counts.target,
+        "p_insert_count": counts.inserted,
+        "p_update_count": counts.updated,
+        "p_delete_count": counts.deleted,
+        "p_rows_written": counts.rows_written,
+        "p_error_message": outcome.error_message,
+        "p_task_log": outcome.task_log,
+    }
+    fence = {} if guard == "live" else {"w_owner_id": owner_id}
     row = conn.execute(
-        attempts.update()
-        .where(attempts.c.attempt_id == attempt_id, guard)
-        .values(
-            status=status,
-            ended_at=now,
-            exit_code=outcome.exit_code,
-            source_count=counts.source,
-            target_count=counts.target,
-            insert_count=counts.inserted,
-            update_count=counts.updated,
-            delete_count=counts.deleted,
-            rows_written=counts.rows_written,
-            error_message=outcome.error_message,
-            task_log=outcome.task_log,
-            retryable=outcome.retryable,
-        )
-        .returning(attempts.c.task_run_id, attempts.c.attempt_number)
+        _END_ATTEMPT[guard],
+        {
+            "w_attempt_id": attempt_id,
+            **fence,
+            "p_status": status,
+            "p_ended_at": now,
+            "p_exit_code": outcome.exit_code,
+            "p_retryable": outcome.retryable,
+            **shared,
+        },
     ).one_or_none()
     if row is None:
         raise _stale(f"attempt {attempt_id}", expected, _found_attempt(conn, attempt_id))
-    summary = AttemptStatus(status).summary.value
     run_id = conn.execute(
-        task_runs.update()
-        .where(task_runs.c.task_run_id == row.task_run_id, task_runs.c.attempt_count == row.attempt_number)
-        .values(
-            status=summary,
-            end_date=now,
-            source_count=counts.source,
-            target_count=counts.target,
-            insert_count=counts.inserted,
-            update_count=counts.updated,
-            delete_count=counts.deleted,
-            rows_written=counts.rows_written,
-            error_message=outcome.error_message,
-            task_log=outcome.task_log,
-        )
-        .returning(task_runs.c.pipeline_run_id)
+        _SUMMARIZE_END,
+        {
+            "w_task_run_id": row.task_run_id,
+            "w_attempt_count": row.attempt_number,
+            "p_status": AttemptStatus(status).summary.value,
+            "p_end_date": now,
+            **shared,
+        },
     ).scalar_one_or_none()
     if run_id is None:  # a newer attempt holds the summary; the run still learns of this end
         run_id = conn.execute(
@@ -900,7 +954,8 @@ def finish_attempt(
     task_run_id = _end_attempt(
         conn,
         attempt_id,
-        guard=sa.and_(attempts.c.status.in_(OWNED), attempts.c.owner_id == owner_id),
+        guard="owned",
+        owner_id=owner_id,
         expected=f"CLAIMED or RUNNING, owned by {owner_id}",
         status=outcome.status,
         outcome=outcome,
@@ -978,7 +1033,8 @@ def time_out_attempt(
     _end_attempt(
         conn,
         attempt_id,
-        guard=sa.and_(attempts.c.status == "RUNNING", attempts.c.owner_id == owner_id),
+        guard="running",
+        owner_id=owner_id,
         expected=f"RUNNING, owned by {owner_id}",
         status="TIMED_OUT",
         outcome=outcome,
@@ -990,7 +1046,7 @@ def cancel_attempt(conn: sa.Connection, attempt_id: int, *, actor: Actor, reason
     _end_attempt(
         conn,
         attempt_id,
-        guard=attempts.c.status.in_(LIVE),
+        guard="live",
         expected="QUEUED, CLAIMED or RUNNING",
         status="CANCELLED",
         outcome=AttemptOutcome("CANCELLED", error_message=f"cancelled by {actor.name}: {reason}", retryable=False),
@@ -1003,7 +1059,8 @@ def lose_attempt(conn: sa.Connection, attempt_id: int, *, expected_owner: str, m
     _end_attempt(
         conn,
         attempt_id,
-        guard=sa.and_(attempts.c.status.in_(OWNED), attempts.c.owner_id == expected_owner),
+        guard="owned",
+        owner_id=expected_owner,
         expected=f"CLAIMED or RUNNING, owned by {expected_owner}",
         status="LOST",
         outcome=AttemptOutcome("LOST", error_message=message),
