@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
+import sys
+from datetime import timedelta
 from pathlib import Path
 
+from etl_craft.core.actor import Actor
+from etl_craft.core.clock import utc_now
+from etl_craft.core.enums import ActorKind
 from etl_craft.engine import tables as t
+from etl_craft.engine import transitions as tr
 from etl_craft.execution.process import descendants
 from tests.fixtures.harness import Harness, TaskSpec, process_alive
+from tests.fixtures.seed import in_progress_run
 
 
 def test_w7_a_task_failing_twice_then_succeeding_is_retried(harness: Harness) -> None:
@@ -228,3 +237,75 @@ def test_b6_offsets_are_stored_only_when_the_attempt_succeeds(harness: Harness) 
         last.status == "FAILED"
         and last.error_message == "the task process exited with status 137 before recording an outcome"
     )
+
+
+def test_a_task_runs_with_the_parameters_of_the_graph_its_run_was_started_with(harness: Harness) -> None:
+    old, new = harness.root / "old.txt", harness.root / "new.txt"
+    harness.pipeline("p", [TaskSpec("a", {"sleep": 6}), TaskSpec("b", {"touch": str(old)})], [("b", "a", "SUCCESS")])
+    started = harness.start("run", "--pipeline_code", "p")
+    harness.wait_for_attempt("a", "RUNNING")
+    # b's parameters change while a runs: this run's b keeps the ones its supervisor decided with.
+    changed = json.dumps({"touch": str(new)}).replace("'", "''")
+    harness.migrate(
+        f"UPDATE CFG_TASK_PARAMETERS SET PARAMETER_VALUE = '{changed}' WHERE PARAMETER_NAME = 'INPUT_PARAMS'"
+        " AND TASK_ID = (SELECT TASK_ID FROM CFG_TASKS WHERE TASK_CODE = 'b');\n"
+    )
+    result = started.wait(120)
+    assert result.returncode == 0, str(result)
+    first = harness.runs()[0].pipeline_run_id
+    assert old.read_text() == str(first) and not new.exists()
+    # The next run is started with the changed parameters.
+    assert harness.cli("run", "--pipeline_code", "p").returncode == 0
+    second = harness.runs()[-1].pipeline_run_id
+    assert new.read_text() == str(second) and old.read_text() == str(first)
+    assert [(a.task_code, a.status) for a in harness.attempts()] == [("a", "SUCCESS"), ("b", "SUCCESS")] * 2
+
+
+def test_a_task_process_started_cold_reads_its_attempt_from_the_engine_db(harness: Harness) -> None:
+    """`python -m etl_craft.execution.task_process` is given only ids: it reads its attempt's subject,
+    its parameters and the stored offset itself."""
+    out = harness.root / "cold.txt"
+    harness.pipeline("p", [TaskSpec("a", {"touch": str(out), "offset": 7, "rows": 3})])
+    assert harness.cli("run", "--pipeline_code", "p").returncode == 0  # stores offset 7
+    (task,) = harness.rows(t.cfg_tasks)
+    owner, now = "host:1:boot:1:cold", utc_now()
+    run_id = in_progress_run(harness.db, task.pipeline_id, owner, now, now + timedelta(minutes=5))
+    with harness.db.write() as conn:
+        attempt = tr.queue_and_claim_attempt(
+            conn,
+            pipeline_run_id=run_id,
+            task_id=task.task_id,
+            attempts_so_far=None,
+            actor=Actor("tester", ActorKind.HUMAN),
+            owner_id=owner,
+            lease_until=now + timedelta(minutes=5),
+            host="h",
+            now=now,
+        )
+    log_path = harness.root / "cold.log"
+    args = ["--attempt-id", str(attempt.attempt_id), "--owner-id", owner, "--config", str(harness.project.config_path)]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "etl_craft.execution.task_process",
+            *args,
+            "--log-path",
+            str(log_path),
+            "--actor",
+            "tester",
+        ],
+        env=harness.env(),
+        cwd=harness.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr + log_path.read_text()
+    row = harness.rows(t.aud_task_attempts, t.aud_task_attempts.c.attempt_id == attempt.attempt_id)[0]
+    assert (row.status, row.rows_written, row.owner_id, row.pid is not None) == ("SUCCESS", 3, owner, True)
+    assert harness.task_runs(run_id)["a"].status == "SUCCESS"
+    assert out.read_text() == str(run_id)
+    assert "attempt 1 of p.a started" in log_path.read_text()
+    assert [o.offset_value for o in harness.rows(t.aud_task_offset_tracker)] == ["7"]

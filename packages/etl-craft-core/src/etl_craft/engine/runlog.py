@@ -497,7 +497,8 @@ def owned_attempts(conn: sa.Connection, pipeline_id: int | None = None) -> list[
 
 @dataclass(frozen=True)
 class AttemptSubject:
-    """What a task process reads about its own attempt: its task, task run, run and pipeline."""
+    """What a task process knows of its own attempt: its task, task run, run and pipeline. Its
+    supervisor hands it over (ChildSpec); a task process started cold reads it (attempt_subject)."""
 
     attempt_id: int
     attempt_number: int
@@ -514,19 +515,16 @@ class AttemptSubject:
     pipeline_id: int
     pipeline_code: str
     refresh_type: str
-    offset_type: str | None  # the task's stored offset (AUD_TASK_OFFSET_TRACKER), if any
-    offset_value: str | None
     consumes: bool  # SATISFIED gate decisions were recorded with the attempt's claim: its success consumes them
 
 
 def _attempt_subject_query() -> sa.Select[Any]:
-    a, tr, r, tk, p, o, d = (
+    a, tr, r, tk, p, d = (
         t.aud_task_attempts,
         t.aud_task_run_log,
         t.aud_pipelines_run_log,
         t.cfg_tasks,
         t.cfg_pipelines,
-        t.aud_task_offset_tracker,
         t.aud_gate_decisions,
     )
     consumes = sa.exists().where(
@@ -552,8 +550,6 @@ def _attempt_subject_query() -> sa.Select[Any]:
             p.c.pipeline_id,
             p.c.pipeline_code,
             p.c.refresh_type,
-            o.c.offset_type,
-            o.c.offset_value,
             consumes.label("consumes"),
         )
         .select_from(
@@ -561,7 +557,6 @@ def _attempt_subject_query() -> sa.Select[Any]:
             .join(r, r.c.pipeline_run_id == tr.c.pipeline_run_id)
             .join(tk, tk.c.task_id == tr.c.task_id)
             .join(p, p.c.pipeline_id == r.c.pipeline_id)
-            .outerjoin(o, o.c.task_id == tk.c.task_id)
         )
         .where(a.c.attempt_id == sa.bindparam("attempt_id", type_=a.c.attempt_id.type))
     )
@@ -571,9 +566,20 @@ _ATTEMPT_SUBJECT = _attempt_subject_query()  # built once, as run_state's statem
 
 
 def attempt_subject(conn: sa.Connection, attempt_id: int) -> AttemptSubject | None:
-    """One joined read at the start of every task process (it is on the hot path of each attempt)."""
+    """One joined read, for a task process started without its subject."""
     row = conn.execute(_ATTEMPT_SUBJECT, {"attempt_id": attempt_id}).one_or_none()
     return AttemptSubject(**{**row._mapping, "consumes": bool(row.consumes)}) if row else None
+
+
+_STORED_OFFSET = sa.select(t.aud_task_offset_tracker.c.offset_type, t.aud_task_offset_tracker.c.offset_value).where(
+    t.aud_task_offset_tracker.c.task_id == sa.bindparam("task_id", type_=t.aud_task_offset_tracker.c.task_id.type)
+)
+
+
+def stored_offset(conn: sa.Connection, task_id: int) -> tuple[str, str | None] | None:
+    """The task's stored offset (type, value), if it has one."""
+    row = conn.execute(_STORED_OFFSET, {"task_id": task_id}).one_or_none()
+    return (row.offset_type, row.offset_value) if row else None
 
 
 def task_run(conn: sa.Connection, task_run_id: int) -> TaskRunRow | None:

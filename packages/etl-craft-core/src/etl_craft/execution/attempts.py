@@ -23,7 +23,7 @@ from etl_craft.core.redaction import SecretMask, redact_file
 from etl_craft.engine import gate_records, runlog, transitions
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.records import AttemptOutcome
-from etl_craft.engine.runlog import AttemptRow, RunState
+from etl_craft.engine.runlog import AttemptRow, AttemptSubject, RunRow, RunState
 from etl_craft.execution.graph import Graph, TaskNode
 from etl_craft.execution.leases import lease_until
 from etl_craft.execution.local_provider import LocalProvider, RunningChild
@@ -67,14 +67,16 @@ class AttemptProcesses:
     def launch(
         self,
         node: TaskNode,
+        run: RunRow,
         *,
         again_from: tuple[str, ...] = ("FAILED",),
         queued: AttemptRow | None = None,
         attempts_so_far: int | None = None,
         decisions: list[gate_records.Decision] | None = None,
     ) -> bool:
-        """Claim an attempt, a new one (the task run's ATTEMPT_COUNT as last read is `attempts_so_far`,
-        None without a task run) unless a retry is `queued` already, then start its process."""
+        """Claim an attempt of `run` (as last read), a new one (the task run's ATTEMPT_COUNT as last
+        read is `attempts_so_far`, None without a task run) unless a retry is `queued` already, then
+        start its process."""
         now = utc_now()
         owner, host = str(self.owner), socket.gethostname()
         try:
@@ -92,9 +94,9 @@ class AttemptProcesses:
                         now=now,
                         again_from=again_from,
                     )
-                    attempt_id, number = attempt.attempt_id, attempt.attempt_number
+                    attempt_id, number, task_run_id = attempt.attempt_id, attempt.attempt_number, attempt.task_run_id
                 else:
-                    attempt_id, number = queued.attempt_id, queued.attempt_number
+                    attempt_id, number, task_run_id = queued.attempt_id, queued.attempt_number, queued.task_run_id
                     transitions.claim_attempt(
                         conn, attempt_id, owner_id=owner, lease_until=lease_until(now), host=host, now=now
                     )
@@ -122,6 +124,8 @@ class AttemptProcesses:
                 force=self.force,
                 rerun=self.rerun,
                 log_level=self.log_level,
+                subject=self._subject(node, run, attempt_id, number, task_run_id, decisions or []),
+                parameters=dict(node.parameters),
             )
             child = self.provider.start(spec, node.task_id, time.monotonic(), settings.timeout_seconds or None)
             fault_point("after_spawn")
@@ -137,6 +141,37 @@ class AttemptProcesses:
         self.children[attempt_id] = child
         self.progress(f"{self.graph.code}.{node.code}: attempt {number} started (pid {child.pid})")
         return True
+
+    def _subject(
+        self,
+        node: TaskNode,
+        run: RunRow,
+        attempt_id: int,
+        number: int,
+        task_run_id: int,
+        decisions: list[gate_records.Decision],
+    ) -> AttemptSubject:
+        """What the task process would otherwise read about its attempt, from what this side holds."""
+        pipeline = self.graph.pipeline
+        return AttemptSubject(
+            attempt_id=attempt_id,
+            attempt_number=number,
+            task_run_id=task_run_id,
+            pipeline_run_id=self.run_id,
+            run_key=run.run_key,
+            run_date=run.run_date,
+            start_date=run.start_date,
+            trigger_kind=run.trigger_kind,
+            task_id=node.task_id,
+            task_code=node.code,
+            task_type=node.task_type,
+            handler=node.handler.value,
+            pipeline_id=pipeline.pipeline_id,
+            pipeline_code=pipeline.pipeline_code,
+            refresh_type=pipeline.refresh_type,
+            # Its success consumes the SATISFIED decisions recorded with its claim (just above).
+            consumes=any(d.result == "SATISFIED" and d.selected_pipeline_run_id is not None for d in decisions),
+        )
 
     def log_path(self, node: TaskNode, number: int) -> Path:
         root = self.config.orchestration.log_dir

@@ -301,12 +301,13 @@ class RunSupervisor:
             again_from = AGAIN_FROM_ANY if task_id in self._again else ("FAILED",)
             task_run = snap.task_runs.get(task_id)
             so_far = task_run.attempt_count if task_run else None
-            if self._launch(node, again_from=again_from, attempts_so_far=so_far, decisions=decisions):
+            if self._launch(node, snap, again_from=again_from, attempts_so_far=so_far, decisions=decisions):
                 self._again.discard(task_id)
 
     def _launch(
         self,
         node: TaskNode,
+        snap: RunState,
         *,
         again_from: tuple[str, ...] = ("FAILED",),
         queued: AttemptRow | None = None,
@@ -317,7 +318,7 @@ class RunSupervisor:
         only once its process started: a start that failed is recorded FAILED and holds nothing."""
         before = len(self.processes.children)
         claimed = self.processes.launch(
-            node, again_from=again_from, queued=queued, attempts_so_far=attempts_so_far, decisions=decisions
+            node, snap.run, again_from=again_from, queued=queued, attempts_so_far=attempts_so_far, decisions=decisions
         )
         started = len(self.processes.children) - before
         self._started_since_read += started
@@ -378,7 +379,7 @@ class RunSupervisor:
                 continue
             if self._slots(snap) <= 0:
                 return
-            self._launch(self.graph.tasks[task_id], queued=latest)
+            self._launch(self.graph.tasks[task_id], snap, queued=latest)
 
     def _plan_retries(self, snap: RunState, first: bool) -> bool:
         """FAILED tasks found when the run resumes start again; in-session failures follow RETRIES.

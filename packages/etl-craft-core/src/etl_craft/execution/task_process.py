@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -36,6 +37,7 @@ from etl_craft.engine import runlog, transitions
 from etl_craft.engine.database import EngineDb, open_engine_db
 from etl_craft.engine.records import AttemptOutcome
 from etl_craft.engine.retry import retrying
+from etl_craft.engine.runlog import AttemptSubject
 from etl_craft.execution import warm_start
 from etl_craft.execution.log_pump import LogPump, start_pump
 from etl_craft.execution.process import process_start
@@ -47,7 +49,10 @@ EXIT_STALE = 20
 
 @dataclass(frozen=True)
 class ChildSpec:
-    """Everything the task process needs that isn't in the Engine DB."""
+    """Everything the task process needs that isn't in the Engine DB, and what its supervisor already
+    knows of the attempt: its subject and its task's parameters, as in the graph the supervisor runs
+    (so every attempt of a run sees the parameters its supervisor decided with). Without them, as
+    when started cold, the task process reads both."""
 
     attempt_id: int
     owner_id: str
@@ -58,6 +63,8 @@ class ChildSpec:
     force: bool = False
     rerun: bool = False
     log_level: str = "INFO"
+    subject: AttemptSubject | None = None
+    parameters: Mapping[str, str] | None = None
 
 
 class _Stopped(BaseException):
@@ -130,14 +137,20 @@ def _load_context(db: EngineDb, spec: ChildSpec, config: ConnectorConfig) -> tup
             log_path=spec.log_path,
             now=utc_now(),
         )
-        subject = runlog.attempt_subject(conn, spec.attempt_id)
-        assert subject is not None
-        parameters = runlog.task_parameters(conn, [subject.task_id]).get(subject.task_id, {})
-    trigger = TriggerKind(subject.trigger_kind)
-    # A backfill never reads or moves the task's stored offset.
-    offset = None
-    if trigger is not TriggerKind.BACKFILL and subject.offset_type is not None:
-        offset = StoredOffset(OffsetType(subject.offset_type), subject.offset_value)
+        if spec.subject is not None and spec.parameters is not None:
+            subject, parameters = spec.subject, spec.parameters
+        else:
+            found = runlog.attempt_subject(conn, spec.attempt_id)
+            assert found is not None
+            subject = found
+            parameters = runlog.task_parameters(conn, [subject.task_id]).get(subject.task_id, {})
+        trigger = TriggerKind(subject.trigger_kind)
+        # Only ingestion scripts have offsets, and a backfill never reads or moves the stored one.
+        offset = None
+        if trigger is not TriggerKind.BACKFILL and Handler(subject.handler) is Handler.PYTHON:
+            stored = runlog.stored_offset(conn, subject.task_id)
+            if stored is not None:
+                offset = StoredOffset(OffsetType(stored[0]), stored[1])
     context = TaskContext(
         config=config,
         engine_db=db,
@@ -192,6 +205,7 @@ def rehearse(db: EngineDb) -> None:
             transitions.start_attempt(conn, nobody, owner_id="", pid=0, process_start="", log_path="", now=utc_now())
         runlog.attempt_subject(conn, nobody)
         runlog.task_parameters(conn, [nobody])
+        runlog.stored_offset(conn, nobody)
         with contextlib.suppress(StaleTransitionError):
             transitions.finish_attempt(conn, nobody, owner_id="", outcome=outcome, now=utc_now(), consumes=False)
         transaction.rollback()
