@@ -195,16 +195,15 @@ def _record(db: EngineDb, spec: ChildSpec, outcome: AttemptOutcome, consumes: bo
 
 
 def rehearse(db: EngineDb) -> None:
-    """Run the statements _load_context and _record run, for an attempt that does not exist (ids
-    start at 1), in a transaction that is rolled back: their compiled forms stay in the engine's
-    cache, and a task process forked with that engine compiles none of them (warm_start.py)."""
+    """Run the statements _load_context and _record run for a forked task process (one given its
+    subject), for an attempt that does not exist (ids start at 1), in a transaction that is rolled
+    back: their compiled forms stay in the engine's cache, and a task process forked with that engine
+    compiles none of them (warm_start.py). A task process started cold has no fork server."""
     nobody = 0
     outcome = AttemptOutcome("SUCCESS", task_log="", exit_code=0)
     with db.engine.connect() as conn, conn.begin() as transaction:
         with contextlib.suppress(StaleTransitionError):
             transitions.start_attempt(conn, nobody, owner_id="", pid=0, process_start="", log_path="", now=utc_now())
-        runlog.attempt_subject(conn, nobody)
-        runlog.task_parameters(conn, [nobody])
         runlog.stored_offset(conn, nobody)
         with contextlib.suppress(StaleTransitionError):
             transitions.finish_attempt(conn, nobody, owner_id="", outcome=outcome, now=utc_now(), consumes=False)
