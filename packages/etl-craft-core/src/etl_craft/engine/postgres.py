@@ -1,4 +1,4 @@
-"""The PostgreSQL Engine DB: psycopg 3, the configured schema as search path, the actor per transaction.
+"""The PostgreSQL Engine DB: psycopg 3, the configured schema as search path, the actor on every write.
 
 The password (or token, or key passphrase) is handed to the driver as a connection argument, so it
 never appears in a URL that could be logged.
@@ -23,15 +23,45 @@ _PLAIN_SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
 CONNECT_TIMEOUT_SECONDS = 10
 
 
+# The marker (actor, actor kind, migration, purpose) a pooled connection's session holds, in the
+# connection's info, which SQLAlchemy clears when it replaces the DBAPI connection.
+_SESSION_MARKER = "etl_craft_session_marker"
+_SET_MARKER = (
+    "SELECT set_config('etl_craft.actor', %(actor)s, %(local)s),"
+    " set_config('etl_craft.actor_kind', %(kind)s, %(local)s),"
+    " set_config('etl_craft.migration', %(migration)s, %(local)s),"
+    " set_config('etl_craft.purpose', %(purpose)s, %(local)s)"
+)
+
+
 def _on_begin(conn: sa.Connection) -> None:
+    """Give a write transaction its marker. A plain marker is set for the session and not again while
+    the session holds it: a round trip less on nearly every write (the overseer's and each task
+    process's). A migration's marker (project SQL runs in its transactions and could change session
+    settings) and a purpose (retention may remove append-only rows) last only for their transaction,
+    and the next plain one sets the session's anew."""
     if conn.get_execution_options().get("etl_craft_reads_only"):
         return
-    actor, kind, migration, purpose = current_marker()
+    actor, kind, migration, purpose = marker = current_marker()
+    info = conn.connection.info
+    lasting = migration is None and purpose is None
+    if lasting and info.get(_SESSION_MARKER) == marker:
+        return
+    info.pop(_SESSION_MARKER, None)
     conn.exec_driver_sql(
-        "SELECT set_config('etl_craft.actor', %s, true), set_config('etl_craft.actor_kind', %s, true),"
-        " set_config('etl_craft.migration', %s, true), set_config('etl_craft.purpose', %s, true)",
-        (actor, kind, migration or "", purpose or ""),
+        _SET_MARKER,
+        {"actor": actor, "kind": kind, "migration": migration or "", "purpose": purpose or "", "local": not lasting},
     )
+    if lasting:
+        info[_SESSION_MARKER] = marker
+
+
+def _forget_marker(conn: sa.Connection) -> None:
+    """A setting made in a transaction that rolls back is undone with it (a statement or a COMMIT that
+    fails in a write transaction rolls it back too), so the next write sets its marker again. A lost
+    connection is replaced, and its replacement starts with an empty info."""
+    if not conn.invalidated and not conn.closed:
+        conn.connection.info.pop(_SESSION_MARKER, None)
 
 
 def connection_arguments(config: ConnectorConfig, profile: ConnectionProfile) -> tuple[sa.URL, dict[str, Any], str]:
@@ -121,6 +151,7 @@ def open_postgres(
         use_native_hstore=False,
     )
     event.listen(engine, "begin", _on_begin)
+    event.listen(engine, "rollback", _forget_marker)
     if check:
         _check_reachable_and_schema(engine, profile, display)
     return EngineDb(engine=engine, dialect="postgresql", profile=profile, display_url=display, schema=profile.schema)
