@@ -15,6 +15,7 @@ from etl_craft.core.enums import ActorKind
 from etl_craft.engine import tables as t
 from etl_craft.engine import transitions as tr
 from etl_craft.engine.database import open_engine_db
+from etl_craft.engine.records import AttemptOutcome
 from etl_craft.execution import warm_start
 from etl_craft.execution.task_process import rehearse
 from tests.fixtures.harness import Harness, TaskSpec
@@ -118,14 +119,23 @@ def test_the_rehearsal_compiles_the_task_process_statements_and_changes_nothing(
     rehearse(db)
 
     assert _attempt_rows(db) == before
-    # The task process's first statement now comes from the engine's cache instead of the compiler.
+    # The task process's statements, its end's summary included, now come from the engine's cache.
     caplog.set_level(logging.INFO, logger="sqlalchemy.engine.Engine")
     with db.write() as conn:
         tr.start_attempt(
             conn, attempt_id, owner_id=OWNER, pid=1, process_start="", log_path="a.log", now=NOW + timedelta(seconds=1)
         )
-    updates = [r.getMessage() for r in caplog.records if r.getMessage().startswith("[")]
-    assert any("cached since" in message for message in updates), updates
-    assert not any("generated in" in message for message in updates), updates
+    with db.write() as conn:
+        outcome = AttemptOutcome("SUCCESS", task_log="done", exit_code=0)
+        # As for an ungated task, whose claim recorded no decision for its success to consume.
+        tr.finish_attempt(
+            conn, attempt_id, owner_id=OWNER, outcome=outcome, now=NOW + timedelta(seconds=2), consumes=False
+        )
+    statements = [r.getMessage() for r in caplog.records if r.getMessage().startswith("[")]
+    assert sum("cached since" in message for message in statements) == 3, statements  # start, end, summary
+    assert not any("generated in" in message for message in statements), statements
     assert [row[0] for row in _attempt_rows(db)] == [attempt_id]
+    with db.read() as conn:
+        summary = conn.execute(sa.select(t.aud_task_run_log.c.status, t.aud_task_run_log.c.task_log)).one()
+    assert tuple(summary) == ("SUCCESS", "done")
     db.dispose()

@@ -9,6 +9,7 @@ consumption, an intervention) commit together.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from typing import Any
@@ -918,16 +919,7 @@ def _end_attempt(
     ).one_or_none()
     if row is None:
         raise _stale(f"attempt {attempt_id}", expected, _found_attempt(conn, attempt_id))
-    run_id = conn.execute(
-        _SUMMARIZE_END,
-        {
-            "w_task_run_id": row.task_run_id,
-            "w_attempt_count": row.attempt_number,
-            "p_status": AttemptStatus(status).summary.value,
-            "p_end_date": now,
-            **shared,
-        },
-    ).scalar_one_or_none()
+    run_id = _summarize_end(conn, row.task_run_id, row.attempt_number, status, now, shared)
     if run_id is None:  # a newer attempt holds the summary; the run still learns of this end
         run_id = conn.execute(
             sa.select(task_runs.c.pipeline_run_id).where(task_runs.c.task_run_id == row.task_run_id)
@@ -935,6 +927,35 @@ def _end_attempt(
     # With the attempt's id: an overseer whose own task process ran it waits for the process's exit.
     announce(conn, f"ended:{run_id}:{attempt_id}")
     return int(row.task_run_id)
+
+
+def _summarize_end(
+    conn: sa.Connection, task_run_id: int, attempt_number: int, status: str, now: datetime, shared: dict[str, Any]
+) -> int | None:
+    """Write an attempt's end into its task run's summary while it is the run's latest attempt;
+    returns the run id, or None when a newer attempt holds the summary."""
+    return conn.execute(
+        _SUMMARIZE_END,
+        {
+            "w_task_run_id": task_run_id,
+            "w_attempt_count": attempt_number,
+            "p_status": AttemptStatus(status).summary.value,
+            "p_end_date": now,
+            **shared,
+        },
+    ).scalar_one_or_none()
+
+
+def rehearse_attempt_end(conn: sa.Connection, now: datetime) -> None:
+    """Run the statements of finish_attempt for an attempt and a task run that do not exist (ids start
+    at 1): nothing changes, and a process forked after this (task_process.rehearse) finds them
+    compiled. The summary's statement runs only once the attempt's row matched, so it is run here
+    on its own."""
+    outcome = AttemptOutcome("SUCCESS", task_log="", exit_code=0)
+    with contextlib.suppress(StaleTransitionError):  # as it must be: there is no such attempt
+        finish_attempt(conn, 0, owner_id="", outcome=outcome, now=now, consumes=False)
+    shared = {f"p_{name}": None for name in (*_COUNTS, "error_message", "task_log")}
+    _summarize_end(conn, 0, 0, outcome.status, now, shared)
 
 
 def finish_attempt(

@@ -200,13 +200,11 @@ def rehearse(db: EngineDb) -> None:
     back: their compiled forms stay in the engine's cache, and a task process forked with that engine
     compiles none of them (warm_start.py). A task process started cold has no fork server."""
     nobody = 0
-    outcome = AttemptOutcome("SUCCESS", task_log="", exit_code=0)
     with db.engine.connect() as conn, conn.begin() as transaction:
         with contextlib.suppress(StaleTransitionError):
             transitions.start_attempt(conn, nobody, owner_id="", pid=0, process_start="", log_path="", now=utc_now())
         runlog.stored_offset(conn, nobody)
-        with contextlib.suppress(StaleTransitionError):
-            transitions.finish_attempt(conn, nobody, owner_id="", outcome=outcome, now=utc_now(), consumes=False)
+        transitions.rehearse_attempt_end(conn, utc_now())
         transaction.rollback()
 
 
