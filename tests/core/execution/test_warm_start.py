@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -58,6 +60,44 @@ def test_a_task_process_runs_on_the_config_and_engine_its_fork_server_prepared(h
     # The fork server's warm-up wrote nothing: one run, one task run, one attempt.
     assert len(harness.runs()) == 1 and len(harness.task_runs()) == 1
     assert "could not prepare" not in result.stderr
+
+
+# A main script like the `etl-craft` console script, which records each process that runs it as
+# multiprocessing's __mp_main__ (a child re-running its parent's script).
+MAIN_SCRIPT = """\
+import os
+import sys
+
+from etl_craft.cli.main import main
+
+if __name__ == "__mp_main__":
+    with open(os.environ["MAIN_RUNS"], "a") as runs:
+        runs.write(f"{os.getpid()}\\n")
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+
+
+def test_the_fork_server_loads_the_parents_main_script_once_for_every_task_process(harness: Harness) -> None:
+    main, runs = harness.root / "main.py", harness.root / "main-runs.txt"
+    main.write_text(MAIN_SCRIPT)
+    harness.pipeline("p", [TaskSpec("a"), TaskSpec("b"), TaskSpec("c")])
+    done = subprocess.run(
+        [sys.executable, str(main), "run", "--pipeline_code", "p"],
+        env=harness.env(MAIN_RUNS=str(runs)),
+        cwd=harness.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    attempts = harness.attempts()
+    assert sorted((a.task_code, a.status) for a in attempts) == [("a", "SUCCESS"), ("b", "SUCCESS"), ("c", "SUCCESS")]
+    loaded_by = [int(pid) for pid in runs.read_text().split()]
+    assert len(loaded_by) == 1, loaded_by  # by the fork server, not by any task process
+    assert loaded_by[0] not in {a.pid for a in attempts}
+    assert "could not load" not in done.stderr
 
 
 def test_what_was_prepared_is_used_only_while_its_files_hold_what_they_held(project: Project) -> None:

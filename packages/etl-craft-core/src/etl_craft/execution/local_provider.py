@@ -1,17 +1,16 @@
 """The local provider: each attempt in its own child process on this host.
 
 Children are forked from a fork server that imported the engine, the Engine DB's driver and the
-handlers the run needs once, and read the project and initialized its Engine DB engine once
-(warm_start.py), and holds no connection or thread, so a task process starts without paying for
-any of it. The child then calls setsid, so its whole process group can be stopped without
-touching the supervisor.
+handlers the run needs once, loaded the parent's main script once, and read the project and
+initialized its Engine DB engine once (warm_start.py), and holds no connection or thread, so a
+task process starts without paying for any of it. The child then calls setsid, so its whole
+process group can be stopped without touching the supervisor.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,12 +21,8 @@ from etl_craft.execution.process import process_start, stop_group
 from etl_craft.execution.task_context import HANDLER_MODULES
 from etl_craft.execution.task_process import ChildSpec, child_main
 
-# multiprocessing prepares each child's __main__ from the parent's: started from a script (the
-# `etl-craft` console script), every child runs that script again. "__main__" asks the fork server to
-# do it once, but CPython 3.11's fork server ignores it (it looks for a "main_path" key the preparation
-# data does not have), so the module the console script imports is preloaded too: the script's
-# re-run in each child then imports nothing (it was 15 ms of CPU in every task process).
-_BASE_PRELOAD = ("__main__", "etl_craft.cli.main", "etl_craft.execution.task_process")
+# The fork server loads the parent's main script itself (warm_start.load_main_from_environment).
+_BASE_PRELOAD = ("etl_craft.execution.task_process",)
 
 
 @dataclass
@@ -76,9 +71,8 @@ class LocalProvider:
         for module in (*_ENGINE_DRIVERS[engine_dialect], *(HANDLER_MODULES[h] for h in sorted(handlers))):
             _preloaded.setdefault(module)
         self._context.set_forkserver_preload([*_BASE_PRELOAD, *_preloaded, _PREPARING_MODULE])
-        # Read by the fork server when it starts; a fork server already running keeps the project
-        # it prepared, and a task process of another one reads its own.
-        os.environ[warm_start.CONFIG_VARIABLE] = str(config_path)
+        # A task process of another project than the one its fork server prepared reads its own.
+        warm_start.name_for_fork_server(config_path)
 
     def start(self, spec: ChildSpec, task_id: int, now_monotonic: float, timeout_seconds: int | None) -> RunningChild:
         process = self._context.Process(target=child_main, args=(spec,), name=f"etl-craft-attempt-{spec.attempt_id}")
