@@ -131,35 +131,6 @@ def test_max_parallel_tasks_bounds_how_many_run_at_once(harness: Harness) -> Non
         assert running <= 2
 
 
-# A script that writes the command line of its parent: the fork server it was forked from.
-PARENT_SCRIPT = """\
-import os
-from pathlib import Path
-
-from etl_craft.scripting import ScriptResult
-
-
-def run(task):
-    Path(task.input_params["out"]).write_bytes(Path(f"/proc/{os.getppid()}/cmdline").read_bytes())
-    return ScriptResult(row_count=0)
-"""
-
-
-def test_the_fork_server_preloads_the_module_the_etl_craft_command_imports(harness: Harness) -> None:
-    """Every task process re-runs the parent's main script (CPython 3.11's fork server never preloads
-    `__main__`); with the module the `etl-craft` script imports preloaded, that re-run imports nothing."""
-    (harness.root / "ingestion_scripts" / "parent.py").write_text(PARENT_SCRIPT)
-    out = harness.root / "parent.txt"
-    harness.pipeline("p", [TaskSpec("a", {"out": str(out)}, parameters={"SCRIPT_NAME": "parent.py"})])
-    result = harness.cli("run", "--pipeline_code", "p")
-    assert result.returncode == 0, str(result)
-    assert [(a.task_code, a.status) for a in harness.attempts()] == [("a", "SUCCESS")]
-    command = out.read_bytes().decode().split("\0")
-    assert "from multiprocessing.forkserver import main" in command[-2]
-    preloaded = command[-2][command[-2].index("[") : command[-2].index("]") + 1]
-    assert "'etl_craft.cli.main'" in preloaded and "'etl_craft.execution.task_process'" in preloaded
-
-
 def _wait_for_running_descendants(started, harness: Harness, task: str) -> list[int]:
     attempt = harness.wait_for_attempt(task, "RUNNING")
     harness.wait_until(lambda: attempt.pid in descendants(started.pid), 30, "the task process")
