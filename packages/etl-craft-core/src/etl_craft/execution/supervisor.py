@@ -27,7 +27,7 @@ from etl_craft.core.errors import EtlCraftError, StaleTransitionError
 from etl_craft.core.faults import fault_point
 from etl_craft.engine import gate_records, runlog, transitions
 from etl_craft.engine.database import EngineDb
-from etl_craft.engine.retry import TRANSIENT
+from etl_craft.engine.retry import TRANSIENT, first_line
 from etl_craft.engine.runlog import AttemptRow, RunState
 from etl_craft.execution import alerts
 from etl_craft.execution.attempts import AttemptProcesses
@@ -129,6 +129,7 @@ class RunSupervisor:
         self.gates = TaskGates(db, config.orchestration)
         self.alerts = alerts.RunAlerts(db, config, graph.code, run_id)  # webhooks (S7.D); returns at once
         self._wake_at: dict[int, datetime] = {}  # by task id: its gate's next look; by -task id: its retry
+        self._outage_since: float | None = None  # monotonic: since when the Engine DB has not answered
 
     def supervise(self) -> Supervised:
         """Run in the foreground until the scoped tasks are done, the run ends, or a signal stops it."""
@@ -155,12 +156,20 @@ class RunSupervisor:
         again."""
         self._pool_free, self._launched, self.pool_starved = pool_free, 0, False
         try:
-            return self._step(dispatch, lease_lost)
+            ended = self._step(dispatch, lease_lost)
         except TRANSIENT as error:
             # An Engine DB outage: task processes keep running and leases last a minute, so look
-            # again later instead of abandoning the run (B27).
-            log.warning("the Engine DB did not answer (%s); supervising again in %s s", error, POLL_SECONDS)
+            # again later instead of abandoning the run (B27). One warning per outage, not per look.
+            if self._outage_since is None:
+                self._outage_since = time.monotonic()
+                log.warning(
+                    "the Engine DB did not answer (%s); supervising again every %s s", first_line(error), POLL_SECONDS
+                )
             return None
+        if self._outage_since is not None:
+            log.info("the Engine DB answers again after %.0f s", time.monotonic() - self._outage_since)
+            self._outage_since = None
+        return ended
 
     @property
     def busy(self) -> bool:
