@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import psycopg
@@ -19,7 +20,7 @@ from etl_craft.engine import tables as t
 from etl_craft.execution.process import descendants
 from etl_craft_server.leadership import LEADERSHIP_LOCK
 from tests.core.alerts.test_webhooks import KEY, deliveries, use_webhooks
-from tests.fixtures.harness import Harness, TaskSpec, process_alive
+from tests.fixtures.harness import Harness, Started, TaskSpec, pipeline_dependency, process_alive
 from tests.fixtures.postgres import admin_dsn
 from tests.server.overseer_fixtures import Clock, schedule, settled, start_server, stop_server
 
@@ -135,6 +136,62 @@ def test_a_server_stopped_while_the_engine_db_does_not_answer_stops_its_task_pro
     assert attempt.status == "LOST"
     (run,) = harness.runs()
     assert (run.status, run.owner_id) == ("IN-PROGRESS", None)
+
+
+def _held_downstream(harness: Harness) -> tuple[Started, Any, Any]:
+    """`down` gated on `up`, both due at 00:00Z under one server: up's run runs a long task, and down's
+    run is held by the server (QUEUED, owned, a stored gate wait). Returns the server and both runs."""
+    harness.project.orchestration = "  Mode: local\n  Gate_wait_minutes: 60\n"
+    harness.project.write_config()
+    harness.pipeline("up", [TaskSpec("u", {"sleep": 120})])
+    harness.pipeline("down", [TaskSpec("d")])
+    harness.migrate(pipeline_dependency("down", "up"))
+    for code in ("up", "down"):
+        schedule(harness, code, "0 * * * *", start=date(2026, 5, 1))
+    server = start_server(harness, Clock(harness.root / "clock", datetime(2026, 5, 1, 0, 0, 30, tzinfo=UTC)))
+    harness.wait_for_attempt("u", "RUNNING")
+    harness.wait_until(lambda: harness.rows(t.aud_gate_waits), 60, "down's stored gate wait")
+    runs = {r.status: r for r in harness.runs()}
+    assert sorted(runs) == ["IN-PROGRESS", "QUEUED"]
+    up, down = runs["IN-PROGRESS"], runs["QUEUED"]  # up's run runs, down's waits for it
+    assert down.owner_id == up.owner_id and down.lease_expires_at is not None  # held by the server
+    return server, up, down
+
+
+@pytest.mark.parametrize("dialect", ["postgresql"])
+def test_a_stopping_server_releases_the_runs_it_held_for_their_gates(harness: Harness) -> None:
+    server, _up, down = _held_downstream(harness)
+    server.signal(signal.SIGTERM)
+    harness.wait_until(lambda: "no new run or task starts" in server.err_path.read_text(), 30, "the shutdown")
+    server.signal(signal.SIGTERM)  # stop the long task now
+    assert server.wait(60).returncode == 0
+    run = next(r for r in harness.runs() if r.pipeline_run_id == down.pipeline_run_id)
+    assert (run.status, run.owner_id, run.lease_expires_at) == ("QUEUED", None, None)
+
+
+@pytest.mark.parametrize("dialect", ["postgresql"])
+def test_a_server_stopped_during_an_outage_leaves_its_held_runs_to_reconciliation(harness: Harness) -> None:
+    """The release cannot be written while the Engine DB does not answer: the run stays held by the
+    stopped server (it says so), and reconciliation releases it, its owner being gone."""
+    server, up, down = _held_downstream(harness)
+    with _engine_db_outage(harness):
+        harness.wait_until(lambda: "the Engine DB did not answer" in server.err_path.read_text(), 30, "the warning")
+        server.signal(signal.SIGTERM)
+        harness.wait_until(lambda: "no new run or task starts" in server.err_path.read_text(), 30, "the shutdown")
+        server.signal(signal.SIGTERM)
+        result = server.wait(60)
+        assert result.returncode == 0, str(result)
+    assert (
+        f"pipeline_run_id={down.pipeline_run_id} stays held until its lease ends: the Engine DB did not answer"
+        in result.stderr
+    )
+    run = next(r for r in harness.runs() if r.pipeline_run_id == down.pipeline_run_id)
+    assert (run.status, run.owner_id) == ("QUEUED", down.owner_id)
+    assert harness.cli("reconcile").returncode == 0
+    runs = {r.pipeline_run_id: r for r in harness.runs()}
+    assert (runs[down.pipeline_run_id].status, runs[down.pipeline_run_id].owner_id) == ("QUEUED", None)
+    assert (runs[up.pipeline_run_id].status, runs[up.pipeline_run_id].owner_id) == ("IN-PROGRESS", None)
+    assert [a.status for a in harness.attempts("u")] == ["LOST"]
 
 
 def _hourly(harness: Harness, code: str, tasks: list[TaskSpec], deps=()) -> Clock:
