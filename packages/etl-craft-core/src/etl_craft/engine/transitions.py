@@ -893,17 +893,7 @@ def _end_attempt(
 ) -> int:
     """End the attempt and write its task-run summary (the attempt is the run's latest while live).
     `guard` names the statement of _END_ATTEMPT; "owned" and "running" are fenced by `owner_id`."""
-    counts = outcome.counts
-    shared = {
-        "p_source_count": counts.source,
-        "p_target_count": counts.target,
-        "p_insert_count": counts.inserted,
-        "p_update_count": counts.updated,
-        "p_delete_count": counts.deleted,
-        "p_rows_written": counts.rows_written,
-        "p_error_message": outcome.error_message,
-        "p_task_log": outcome.task_log,
-    }
+    shared = _summary_values(outcome)
     fence = {} if guard == "live" else {"w_owner_id": owner_id}
     row = conn.execute(
         _END_ATTEMPT[guard],
@@ -927,6 +917,21 @@ def _end_attempt(
     # With the attempt's id: an overseer whose own task process ran it waits for the process's exit.
     announce(conn, f"ended:{run_id}:{attempt_id}")
     return int(row.task_run_id)
+
+
+def _summary_values(outcome: AttemptOutcome) -> dict[str, Any]:
+    """The values an attempt's end writes to both its own row and its task run's summary."""
+    counts = outcome.counts
+    return {
+        "p_source_count": counts.source,
+        "p_target_count": counts.target,
+        "p_insert_count": counts.inserted,
+        "p_update_count": counts.updated,
+        "p_delete_count": counts.deleted,
+        "p_rows_written": counts.rows_written,
+        "p_error_message": outcome.error_message,
+        "p_task_log": outcome.task_log,
+    }
 
 
 def _summarize_end(
@@ -954,8 +959,7 @@ def rehearse_attempt_end(conn: sa.Connection, now: datetime) -> None:
     outcome = AttemptOutcome("SUCCESS", task_log="", exit_code=0)
     with contextlib.suppress(StaleTransitionError):  # as it must be: there is no such attempt
         finish_attempt(conn, 0, owner_id="", outcome=outcome, now=now, consumes=False)
-    shared = {f"p_{name}": None for name in (*_COUNTS, "error_message", "task_log")}
-    _summarize_end(conn, 0, 0, outcome.status, now, shared)
+    _summarize_end(conn, 0, 0, outcome.status, now, _summary_values(outcome))
 
 
 def finish_attempt(
