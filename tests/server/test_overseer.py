@@ -15,8 +15,8 @@ import psycopg
 import pytest
 
 from etl_craft.core.actor import host_name
-from etl_craft.engine import locks
 from etl_craft.engine import tables as t
+from etl_craft.engine.dialects.postgresql.locks import advisory_key
 from etl_craft.execution.process import descendants
 from etl_craft_server.leadership import LEADERSHIP_LOCK
 from tests.core.alerts.test_webhooks import KEY, deliveries, use_webhooks
@@ -41,7 +41,7 @@ def test_a_server_whose_lock_session_ends_stops_so_that_one_server_leads(harness
     administrator's pg_terminate_backend), another server may take the lock, so this one stops at its
     next heartbeat and exits ENGINE_DB (12) saying why; a new server then leads."""
     server = start_server(harness)
-    key = locks.advisory_key(harness.db.schema, LEADERSHIP_LOCK) & 0xFFFFFFFFFFFFFFFF
+    key = advisory_key(harness.db.schema, LEADERSHIP_LOCK) & 0xFFFFFFFFFFFFFFFF
     with harness.db.engine.connect() as conn:
         holder = conn.exec_driver_sql(
             "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = %s AND objid = %s"
@@ -62,7 +62,7 @@ def test_a_server_whose_lock_session_ends_stops_so_that_one_server_leads(harness
 def _engine_db_outage(harness: Harness) -> Iterator[None]:
     """The Engine DB closed to new sessions and every session on it ended but the one holding the
     overseer lock (so the server still leads), until the block ends."""
-    key = locks.advisory_key(harness.db.schema, LEADERSHIP_LOCK) & 0xFFFFFFFFFFFFFFFF
+    key = advisory_key(harness.db.schema, LEADERSHIP_LOCK) & 0xFFFFFFFFFFFFFFFF
     database = harness.db.engine.url.database
     with psycopg.connect(admin_dsn(), autocommit=True) as admin:
         holder = admin.execute(

@@ -161,7 +161,7 @@ EXTRA_UNIQUE = {
 @pytest.fixture
 def catalog(engine_db) -> dict[str, Table]:
     with engine_db.read() as conn:
-        return {t.name: t for t in read_catalog(conn, engine_db.dialect)}
+        return {t.name: t for t in read_catalog(conn, engine_db.dialect.name)}
 
 
 def _norm_default(text: str | None) -> str | None:
@@ -309,7 +309,7 @@ def test_migrating_from_the_first_migration_gives_the_catalog_of_schema_sql(empt
         db = other.open_db()
         with db.write() as conn:
             for migration in migrations.packaged_migrations(dialect):
-                migrations.execute_script(conn, dialect, migration.sql)
+                db.dialect.execute_script(conn, migration.sql)
         with db.read() as conn:
             stepwise = read_catalog(conn, dialect)
             stepwise_functions = postgres_functions(conn) if dialect == "postgresql" else {}

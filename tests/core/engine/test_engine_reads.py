@@ -104,7 +104,7 @@ def test_a_read_runs_each_statement_on_its_own_on_postgresql_and_in_one_transact
         with opened() as conn:
             conn.execute(sa.select(t.cfg_pipelines.c.pipeline_id)).all()
             driver = conn.connection.dbapi_connection
-            if engine_db.dialect == "postgresql":
+            if engine_db.dialect.name == "postgresql":
                 assert (driver.autocommit, driver.info.transaction_status.name) == on_postgresql
             else:
                 assert driver.in_transaction is True

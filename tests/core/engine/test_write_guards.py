@@ -32,9 +32,9 @@ class Plain:
     """A connection from outside etl-craft: the sqlite3 module or plain psycopg."""
 
     def __init__(self, engine_db) -> None:
-        self.dialect = engine_db.dialect
+        self.dialect = engine_db.dialect.name
         if self.dialect == "sqlite":
-            self.conn = sqlite3.connect(engine_db.sqlite_path, isolation_level=None)
+            self.conn = sqlite3.connect(engine_db.file, isolation_level=None)
         else:
             dbname = engine_db.engine.url.database
             self.conn = psycopg.connect(pg.admin_dsn(dbname), autocommit=True)

@@ -220,8 +220,8 @@ def _limit_binds(p: SqlProject, limit: int) -> None:
 
 
 def test_b51_many_flags_clear_in_batches(rules: SqlProject) -> None:
-    count = 40_000 if rules.db.dialect == "sqlite" else 70_000
-    if rules.db.dialect == "sqlite":
+    count = 40_000 if rules.db.dialect.name == "sqlite" else 70_000
+    if rules.db.dialect.name == "sqlite":
         _limit_binds(rules, 1002)
     add_rule(rules, "email set", NO_EMAIL)
     other = add_rule(rules, "other rule", "SELECT 1 WHERE t.customer_id <= 1000")

@@ -43,7 +43,7 @@ class ValidateProject:
         """Run SQL as a project migration would (the CFG_ triggers record it)."""
         self._count += 1
         with recording_migration(f"{self._count:04d}_test.sql"), self.db.write() as conn:
-            migrations.execute_script(conn, self.db.dialect, text)
+            self.db.dialect.execute_script(conn, text)
 
     def pipeline(self, code: str, tasks: list[TaskSpec], deps: list[tuple[str, str, str]] = ()) -> None:  # type: ignore[assignment]
         self.sql(pipeline_sql(code, tasks, list(deps)))

@@ -322,7 +322,7 @@ def _warehouse_engine(config: ConnectorConfig, profile: ConnectionProfile) -> sa
             connect_args={"config": settings} if settings else {},
         )
     if profile.jdbc_url.startswith("jdbc:postgresql:"):
-        from etl_craft.engine.postgres import connection_arguments
+        from etl_craft.engine.dialects.postgresql.connect import connection_arguments
 
         url, args, _ = connection_arguments(config, profile)
         return sa.create_engine(url, connect_args=args, pool_pre_ping=True)

@@ -1,29 +1,15 @@
-"""Wake-ups from PostgreSQL: LISTEN etl_craft_events on a dedicated autocommit connection.
+"""What the Engine DB's notifications say: the ids of what changed since the overseer last looked.
 
-Transitions NOTIFY the id of what changed (`run:<id>`, `pipeline:<id>`, and `ended:<run id>:<attempt
+Transitions announce the id of what changed (`run:<id>`, `pipeline:<id>`, and `ended:<run id>:<attempt
 id>` for an attempt's end) when their transaction commits, so the overseer reacts to a CLI cancel or a
-task run at once instead of at its next sweep.
-A lost connection is reopened at the next drain; the sweeps keep everything moving meanwhile.
-SQLite has no notifications: the overseer sweeps every second there.
+task run at once instead of at its next sweep. Where the Engine DB cannot notify, its dialect gives no
+listener and the overseer sweeps more often (the dialect's sweep_seconds).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Container
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
-
-import sqlalchemy as sa
-
-from etl_craft.engine.database import EngineDb
-from etl_craft.engine.retry import first_line
-from etl_craft.engine.transitions import EVENTS_CHANNEL
-
-if TYPE_CHECKING:
-    import psycopg
-
-log = logging.getLogger("etl_craft.server.events")
 
 
 @dataclass(frozen=True)
@@ -56,60 +42,3 @@ class Events:
         if run_id in self.runs or pipeline_id in self.pipelines:
             return True
         return any(run == run_id and attempt not in own_processes for run, attempt in self.ended)
-
-
-class Listener:
-    def __init__(self, db: EngineDb) -> None:
-        self._db = db
-        self._conn: sa.Connection | None = None
-        self._failing = False  # connecting failed since the last success: warned once already
-
-    def fileno(self) -> int | None:
-        """The socket to wait on, or None when not connected."""
-        if self._conn is None:
-            self._connect()
-        return None if self._conn is None else self._driver().fileno()
-
-    def _driver(self) -> psycopg.Connection[Any]:
-        assert self._conn is not None
-        driver = self._conn.connection.driver_connection
-        assert driver is not None
-        return cast("psycopg.Connection[Any]", driver)
-
-    def _connect(self) -> None:
-        try:
-            self._conn = self._db.engine.connect()
-            driver = self._driver()
-            driver.autocommit = True
-            driver.execute(f"LISTEN {EVENTS_CHANNEL}")
-        except Exception as error:  # the sweep carries on; try again at the next drain
-            # Once per outage: the loop tries again on every pass.
-            (log.debug if self._failing else log.warning)(
-                "could not LISTEN for Engine DB events (%s); looking every few seconds instead", first_line(error)
-            )
-            self._failing = True
-            self.close()
-            return
-        if self._failing:
-            log.info("listening for Engine DB events again")
-            self._failing = False
-
-    def drain(self) -> Events:
-        """Every notification received so far, without waiting."""
-        if self._conn is None:
-            self._connect()
-            return Events()
-        try:
-            return Events.parse([n.payload for n in self._driver().notifies(timeout=0)])
-        except Exception as error:
-            log.warning("lost the Engine DB events connection (%s); reconnecting", error)
-            self.close()
-            return Events()
-
-    def close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except Exception:  # closing a broken connection
-                log.debug("closing the events connection failed", exc_info=True)
-            self._conn = None

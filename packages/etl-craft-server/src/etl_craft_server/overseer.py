@@ -35,6 +35,7 @@ from etl_craft.engine import tables as t
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.retry import TRANSIENT, first_line
 from etl_craft.engine.runlog import PipelineRow
+from etl_craft.engine.transitions import EVENTS_CHANNEL
 from etl_craft.execution import alerts
 from etl_craft.execution.admission import PipelineAdmission, admit_lock
 from etl_craft.execution.alerts import gate_wait_hook
@@ -45,7 +46,7 @@ from etl_craft.execution.process import OwnerId
 from etl_craft.execution.reconcile import LostAttempt, reconcile
 from etl_craft.execution.signals import StopSignals
 from etl_craft.execution.supervisor import RunSupervisor
-from etl_craft_server.events import Events, Listener
+from etl_craft_server.events import Events
 from etl_craft_server.schedule_clock import ScheduleClock
 from etl_craft_server.schedules import Schedules
 
@@ -53,9 +54,6 @@ log = logging.getLogger("etl_craft.server")
 
 LOOP_SECONDS = 1.0
 RECONCILE_SECONDS = 5.0
-# How often a supervised run is looked at without being woken: every second on SQLite (nothing
-# notifies), every few seconds on PostgreSQL (transitions NOTIFY every change made elsewhere).
-SWEEP_SECONDS = {"sqlite": 1.0, "postgresql": 5.0}
 OUTAGE_RETRY_SECONDS = 2.0  # between passes while the Engine DB does not answer
 # The runs an overseer admits and takes over. Orchestrator runs belong to their external
 # orchestrator, backfills to the command that resumes them.
@@ -106,8 +104,8 @@ class Overseer:
             clock.now(),
             Actor(f"etl-craft server@{host_name()}", ActorKind.SCHEDULE),
         )
-        self.listener = Listener(db) if db.dialect == "postgresql" else None
-        self.sweep_seconds = SWEEP_SECONDS[db.dialect]
+        self.listener = db.dialect.listener(db, EVENTS_CHANNEL)
+        self.sweep_seconds = db.dialect.sweep_seconds
         self.pipelines: dict[int, PipelineRow] = {}
         self.graphs: dict[int, Graph] = {}
         self.broken: dict[int, str] = {}  # pipeline id -> why its graph can't load (until metadata changes)
@@ -160,7 +158,7 @@ class Overseer:
             self._outage_since = None
 
     def step(self) -> None:
-        events = self.listener.drain() if self.listener is not None else Events()
+        events = Events.parse(self.listener.drain()) if self.listener is not None else Events()
         if self._stop_at is None:
             if time.monotonic() - self._last_reconcile >= RECONCILE_SECONDS:
                 self._reconcile()

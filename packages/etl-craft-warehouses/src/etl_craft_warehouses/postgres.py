@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import psycopg
 
-from etl_craft.engine.postgres import connection_arguments
+from etl_craft.engine.dialects.postgresql.connect import connection_arguments
 from etl_craft.handlers.sql.dialect import Column, Session, WarehouseDialect, WarehouseError, log
 
 _FLOATS = frozenset({"real", "double precision"})

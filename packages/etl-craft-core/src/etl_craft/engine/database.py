@@ -1,8 +1,7 @@
 """Opening the Engine DB: one SQLAlchemy engine per process with the actor on every transaction.
 
-`EngineDb.write()` opens a write transaction (BEGIN IMMEDIATE on SQLite, so two writers queue on
-the busy timeout instead of failing on a lock upgrade); `EngineDb.read()` opens a plain one on
-SQLite and runs each statement on its own (autocommit) on PostgreSQL.
+`EngineDb.write()`, `read()` and `snapshot()` open the three kinds of transaction every caller uses;
+the Engine DB's dialect decides how each begins on its database.
 """
 
 from __future__ import annotations
@@ -11,13 +10,18 @@ import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
 from etl_craft.config.model import ConnectionProfile, ConnectorConfig
+from etl_craft.config.urls import url_kind
 from etl_craft.core.actor import current_actor
 from etl_craft.core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from etl_craft.engine.dialects import EngineDialect
 
 # The project migration whose statements are running; CFG_ triggers record it in AUD_METADATA_CHANGES.
 _migration: contextvars.ContextVar[str | None] = contextvars.ContextVar("etl_craft_migration", default=None)
@@ -52,21 +56,19 @@ def current_marker() -> tuple[str, str, str | None, str | None]:
 
 @dataclass
 class EngineDb:
-    """A connected Engine DB. `dialect` is "sqlite" or "postgresql"."""
+    """A connected Engine DB; `dialect` holds everything that differs between the databases."""
 
     engine: sa.Engine
-    dialect: str
+    dialect: EngineDialect
     profile: ConnectionProfile
     display_url: str  # never holds a password or credential
-    schema: str | None  # the PostgreSQL schema (search path); None on SQLite
-    sqlite_path: str | None = None
+    schema: str | None  # the PostgreSQL schema (search path); None for a file
+    file: Path | None = None  # the database file; None for a server
 
     @contextmanager
     def write(self) -> Iterator[sa.Connection]:
         with self.engine.connect() as raw:
-            # On SQLite a writer takes the write lock at BEGIN, so it waits on the busy timeout
-            # rather than failing when a read transaction tries to become a write.
-            conn = raw.execution_options(etl_craft_begin="BEGIN IMMEDIATE") if self.dialect == "sqlite" else raw
+            conn = self.dialect.write_connection(raw)
             with conn.begin():
                 yield conn
 
@@ -74,25 +76,17 @@ class EngineDb:
     def read(self) -> Iterator[sa.Connection]:
         with self.engine.connect() as raw:
             # Only writes consult the acting identity (the audit triggers), so a read transaction
-            # skips the round trip that sets it on PostgreSQL: reads are most of the overseer's work.
-            conn = raw.execution_options(etl_craft_reads_only=True)
-            if self.dialect == "postgresql":
-                # Each statement of a READ COMMITTED transaction sees its own snapshot, so BEGIN and
-                # COMMIT would add two round trips and nothing else (snapshot() is for consistency).
-                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            # skips the round trip that sets it: reads are most of the overseer's work.
+            conn = self.dialect.read_connection(raw.execution_options(etl_craft_reads_only=True))
             with conn.begin():
                 yield conn
 
     @contextmanager
     def snapshot(self) -> Iterator[sa.Connection]:
         """A read-only transaction that sees one consistent state across all its queries (inspection:
-        status, explain). SQLite's WAL gives a read transaction that snapshot already."""
+        status, explain)."""
         with self.engine.connect() as raw:
-            conn = (
-                raw.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
-                if self.dialect == "postgresql"
-                else raw
-            )
+            conn = self.dialect.snapshot_connection(raw)
             with conn.begin():
                 yield conn
 
@@ -100,34 +94,27 @@ class EngineDb:
         self.engine.dispose()
 
     def describe(self) -> dict[str, Any]:
-        return {"dialect": self.dialect, "url": self.display_url, "schema": self.schema}
+        return {"dialect": self.dialect.name, "url": self.display_url, "schema": self.schema}
 
 
 def open_engine_db(config: ConnectorConfig, *, pooled: bool = True, check: bool = True, ping: bool = True) -> EngineDb:
     """Connect to the configured Engine DB, checking what must hold before any command uses it.
 
     `pooled=False` gives a NullPool engine (one connection per transaction). `check=False` skips the
-    PostgreSQL reachability and schema check, for a task process whose supervisor made it already.
-    `ping=False` skips the round trip that tests a pooled PostgreSQL connection before each
-    transaction, for a process that retries connection errors itself (the overseer, a task process):
-    a connection the server dropped then fails once, SQLAlchemy discards the pool, and the retry
-    connects afresh.
+    server's reachability and schema check, for a task process whose supervisor made it already.
+    `ping=False` skips the round trip that tests a pooled connection before each transaction, for a
+    process that retries connection errors itself (the overseer, a task process): a connection the
+    server dropped then fails once, SQLAlchemy discards the pool, and the retry connects afresh.
     """
+    from etl_craft.engine.dialects import ENGINE_DIALECTS
+
     profile = config.engine
-    url = profile.jdbc_url
-    if url.startswith("jdbc:sqlite:"):
-        from etl_craft.engine import sqlite
-
-        db = sqlite.open_sqlite(profile, pooled=pooled)
-    elif url.startswith("jdbc:postgresql:"):
-        from etl_craft.engine import postgres
-
-        db = postgres.open_postgres(config, profile, pooled=pooled, check=check, ping=ping)
-    else:
+    dialect = ENGINE_DIALECTS.get(url_kind(profile.jdbc_url))
+    if dialect is None:
         raise ConfigurationError(
             f"craft-connector.yml: {profile.where}.jdbc_url",
-            found=repr(url),
+            found=repr(profile.jdbc_url),
             expected="jdbc:sqlite:<file> or jdbc:postgresql://host[:port]/database",
             remedy="point the Engine section at a SQLite file or a PostgreSQL database",
         )
-    return db
+    return dialect.open(config, profile, pooled=pooled, check=check, ping=ping)

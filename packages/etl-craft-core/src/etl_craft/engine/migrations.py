@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -73,51 +72,6 @@ def project_migrations(directory: Path) -> list[MigrationFile]:
     return found
 
 
-def split_sqlite_script(sql: str) -> Iterator[str]:
-    """Statements of a SQLite script; triggers and quoted semicolons are kept whole."""
-    buffer = ""
-    for piece in sql.split(";"):
-        buffer += piece + ";"
-        if sqlite3.complete_statement(buffer):
-            statement = buffer.strip()
-            buffer = ""
-            if statement.strip(";").strip() and not _only_comments(statement):
-                yield statement
-    if buffer.strip(";").strip() and not _only_comments(buffer):
-        yield buffer.strip()
-
-
-def _only_comments(statement: str) -> bool:
-    lines = [ln.strip() for ln in statement.splitlines()]
-    return all(not ln or ln.startswith("--") or ln == ";" for ln in lines)
-
-
-def execute_script(conn: sa.Connection, dialect: str, sql: str) -> None:
-    """Run a whole SQL script inside the connection's open transaction."""
-    if dialect == "sqlite":
-        for statement in split_sqlite_script(sql):
-            conn.exec_driver_sql(statement)
-    else:
-        import psycopg
-
-        # psycopg runs several statements in one call when no parameters are passed; its errors
-        # are wrapped like SQLAlchemy's own so callers handle one exception family.
-        try:
-            conn.connection.driver_connection.cursor().execute(sql)  # type: ignore[union-attr]
-        except psycopg.Error as exc:
-            raise sa.exc.DBAPIError.instance(sql, None, exc, psycopg.Error) from exc
-
-
-def existing_tables(conn: sa.Connection, dialect: str) -> list[str]:
-    if dialect == "sqlite":
-        query = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
-    else:
-        query = (
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name"
-        )
-    return [row[0].upper() for row in conn.exec_driver_sql(query)]
-
-
 def _applied(conn: sa.Connection) -> dict[tuple[str, str], str]:
     rows = conn.execute(
         sa.select(schema_migrations.c.source, schema_migrations.c.version, schema_migrations.c.checksum)
@@ -150,10 +104,10 @@ class SchemaState:
 
 def schema_state(db: EngineDb) -> SchemaState:
     with db.read() as conn:
-        if "SCHEMA_MIGRATIONS" not in existing_tables(conn, db.dialect):
-            return SchemaState(False, (), tuple(m.version for m in packaged_migrations(db.dialect)), (), ())
+        if "SCHEMA_MIGRATIONS" not in db.dialect.table_names(conn):
+            return SchemaState(False, (), tuple(m.version for m in packaged_migrations(db.dialect.name)), (), ())
         applied = {v: c for (s, v), c in _applied(conn).items() if s == MigrationSource.ENGINE.value}
-    packaged = {m.version: m.checksum for m in packaged_migrations(db.dialect)}
+    packaged = {m.version: m.checksum for m in packaged_migrations(db.dialect.name)}
     return SchemaState(
         True,
         tuple(sorted(v for v in applied if v in packaged)),
@@ -210,9 +164,9 @@ class InitResult:
 
 def init_db(db: EngineDb, *, force: bool = False) -> InitResult:
     """Create every table and record the packaged migrations, in one transaction under the migrate lock."""
-    packaged = packaged_migrations(db.dialect)
+    packaged = packaged_migrations(db.dialect.name)
     with locks.hold(db, locks.MIGRATE_LOCK, timeout=LOCK_TIMEOUT_SECONDS), db.write() as conn:
-        tables = existing_tables(conn, db.dialect)
+        tables = db.dialect.table_names(conn)
         if "SCHEMA_MIGRATIONS" in tables:
             applied = [v for (s, v) in _applied(conn) if s == MigrationSource.ENGINE.value]
             return InitResult(
@@ -227,7 +181,7 @@ def init_db(db: EngineDb, *, force: bool = False) -> InitResult:
                 expected="an empty database or schema",
                 remedy="point Engine at an empty schema, or pass --force to create the tables beside them",
             )
-        execute_script(conn, db.dialect, schema_sql(db.dialect))
+        db.dialect.execute_script(conn, schema_sql(db.dialect.name))
         for migration in packaged:
             _record(conn, migration)
     return InitResult(
@@ -283,7 +237,7 @@ def migrate(
             applied = _applied(conn)
         if project_directory:
             _check_project_history(applied, files, project_directory)
-        pending_engine = [m for m in packaged_migrations(db.dialect) if m.version in state.pending_engine]
+        pending_engine = [m for m in packaged_migrations(db.dialect.name) if m.version in state.pending_engine]
         for migration in pending_engine:
             announce(migration)
             _apply(db, migration)
@@ -301,7 +255,7 @@ def _apply(db: EngineDb, migration: MigrationFile) -> None:
     marker = migration.version if migration.source is MigrationSource.PROJECT else f"engine:{migration.version}"
     try:
         with recording_migration(marker), db.write() as conn:
-            execute_script(conn, db.dialect, migration.sql)
+            db.dialect.execute_script(conn, migration.sql)
             _record(conn, migration)
     except sa.exc.DBAPIError as exc:
         detail = str(exc.orig).strip() if exc.orig else str(exc)

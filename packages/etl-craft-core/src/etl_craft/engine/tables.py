@@ -755,42 +755,51 @@ SPECS_BY_NAME = {spec.name: spec for spec in TABLE_SPECS}
 
 
 class UtcDateTime(sa.types.TypeDecorator[datetime]):
-    """Aware UTC datetimes on both dialects.
-
-    PostgreSQL stores TIMESTAMPTZ (or UTC wall time in a plain TIMESTAMP); SQLite stores the text
-    'YYYY-MM-DD HH:MM:SS.ffffff' in UTC, which sorts and compares correctly as text.
-    """
+    """Aware UTC datetimes: TIMESTAMPTZ (or UTC wall time in a plain TIMESTAMP) on PostgreSQL."""
 
     impl = sa.types.DateTime
     cache_ok = True
 
     def __init__(self, timezone: bool = True) -> None:
-        super().__init__()
+        super().__init__(timezone=timezone)
         self.with_timezone = timezone
-
-    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
-        if dialect.name == "sqlite":
-            return dialect.type_descriptor(sa.types.String())
-        return dialect.type_descriptor(sa.types.DateTime(timezone=self.with_timezone))
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
         if value is None:
             return None
-        if not isinstance(value, datetime):
-            raise TypeError(f"expected a datetime, got {type(value).__name__}")
-        utc = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-        if dialect.name == "sqlite":
-            return utc.strftime("%Y-%m-%d %H:%M:%S.%f")
+        utc = _as_utc(value)
         return utc if self.with_timezone else utc.replace(tzinfo=None)
 
     def process_result_value(self, value: Any, dialect: sa.Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if isinstance(value, str):
-            value = datetime.fromisoformat(value)
-        if value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value.astimezone(UTC)
+        return None if value is None else _read_utc(value)
+
+
+class UtcText(sa.types.TypeDecorator[datetime]):
+    """Aware UTC datetimes as SQLite stores them: the text 'YYYY-MM-DD HH:MM:SS.ffffff' in UTC, which
+    sorts and compares correctly as text."""
+
+    impl = sa.types.String
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
+        return None if value is None else _as_utc(value).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+    def process_result_value(self, value: Any, dialect: sa.Dialect) -> datetime | None:
+        return None if value is None else _read_utc(datetime.fromisoformat(value) if isinstance(value, str) else value)
+
+
+def _as_utc(value: Any) -> datetime:
+    if not isinstance(value, datetime):
+        raise TypeError(f"expected a datetime, got {type(value).__name__}")
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _read_utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _timestamp(timezone: bool) -> sa.types.TypeEngine[Any]:
+    return UtcDateTime(timezone).with_variant(UtcText(), "sqlite")
 
 
 def _sa_type(pg_type: str) -> sa.types.TypeEngine[Any]:
@@ -806,9 +815,9 @@ def _sa_type(pg_type: str) -> sa.types.TypeEngine[Any]:
     if base == "JSONB":
         return sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
     if base == "TIMESTAMPTZ":
-        return UtcDateTime(timezone=True)
+        return _timestamp(timezone=True)
     if base == "TIMESTAMP":
-        return UtcDateTime(timezone=False)
+        return _timestamp(timezone=False)
     if base == "DATE":
         return sa.Date()
     if base == "BOOLEAN":

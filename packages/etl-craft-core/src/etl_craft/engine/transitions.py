@@ -15,11 +15,11 @@ from datetime import date, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from etl_craft.core.actor import Actor
 from etl_craft.core.enums import AttemptStatus, InterventionAction, RunStatus, TriggerKind
 from etl_craft.core.errors import StaleTransitionError
+from etl_craft.engine.dialects import for_connection
 from etl_craft.engine.records import AttemptOutcome, QueuedAttempt
 from etl_craft.engine.tables import aud_dependency_consumption as consumption
 from etl_craft.engine.tables import aud_gate_decisions as decisions
@@ -45,15 +45,10 @@ EVENTS_CHANNEL = "etl_craft_events"
 
 
 def announce(conn: sa.Connection, *payloads: str) -> None:
-    """Wake a PostgreSQL overseer once this transaction commits: `run:<id>` or `pipeline:<id>` for a
-    change to one, `ended:<run id>:<attempt id>` for an attempt's end (many in one call).
-
-    NOTIFY is delivered only at commit, so a rolled-back change wakes nobody; SQLite overseers look
-    every second instead.
-    """
-    if conn.dialect.name == "postgresql" and payloads:
-        # The driver's SQL as is: SQLAlchemy would compile the SELECT afresh in every task process.
-        conn.exec_driver_sql("SELECT pg_notify(%s, %s)", [(EVENTS_CHANNEL, payload) for payload in payloads])
+    """Wake overseers once this transaction commits: `run:<id>` or `pipeline:<id>` for a change to one,
+    `ended:<run id>:<attempt id>` for an attempt's end (many in one call). Where the Engine DB cannot
+    notify, overseers sweep often instead."""
+    for_connection(conn).announce(conn, EVENTS_CHANNEL, payloads)
 
 
 def _found_run(conn: sa.Connection, run_id: int) -> str:
@@ -270,7 +265,7 @@ def queue_scheduled_runs(
     """
     if not ticks:
         return {}
-    insert = postgresql.insert(runs) if conn.dialect.name == "postgresql" else sqlite.insert(runs)
+    insert = for_connection(conn).insert(runs)
     rows = [
         {**_new_run(pipeline_id, RunStatus.QUEUED, TriggerKind.SCHEDULE, actor, now, run_date), "run_key": run_key}
         for pipeline_id, run_key, run_date in ticks
@@ -1003,7 +998,7 @@ def _store_offset(conn: sa.Connection, task_run_id: int, outcome: AttemptOutcome
         "offset_value": outcome.offset.value,
         "last_updated_timestamp": now,
     }
-    insert = postgresql.insert(offsets) if conn.dialect.name == "postgresql" else sqlite.insert(offsets)
+    insert = for_connection(conn).insert(offsets)
     conn.execute(
         insert.values(**values).on_conflict_do_update(
             index_elements=[offsets.c.task_id],

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from etl_craft.core.enums import Handler
+from etl_craft.engine.dialects import EngineDialect
 from etl_craft.execution import warm_start
 from etl_craft.execution.process import process_start, stop_group
 from etl_craft.execution.task_context import HANDLER_MODULES
@@ -52,23 +53,18 @@ class RunningChild:
         self.process.join(grace_seconds + 5)
 
 
-# The Engine DB driver each task process connects with, by EngineDb.dialect. Importing psycopg and
-# SQLAlchemy's dialect for it was most of a PostgreSQL task process's start before they were preloaded.
-_ENGINE_DRIVERS = {
-    "postgresql": ("psycopg", "sqlalchemy.dialects.postgresql.psycopg", "etl_craft.engine.postgres"),
-    "sqlite": ("sqlite3", "sqlalchemy.dialects.sqlite.pysqlite", "etl_craft.engine.sqlite"),
-}
-
 _preloaded: dict[str, None] = {}  # an ordered set
 _PREPARING_MODULE = "etl_craft.execution.fork_server_start"  # last: it needs the others imported
 
 
 class LocalProvider:
-    def __init__(self, config_path: Path, engine_dialect: str, handlers: Iterable[Handler] = ()) -> None:
+    def __init__(self, config_path: Path, engine_dialect: EngineDialect, handlers: Iterable[Handler] = ()) -> None:
         self._context = multiprocessing.get_context("forkserver")
         # The fork server is one per process and takes its preload list when it starts (the first
         # child): keep the union, so an overseer that announced every handler first keeps them all.
-        for module in (*_ENGINE_DRIVERS[engine_dialect], *(HANDLER_MODULES[h] for h in sorted(handlers))):
+        # Importing the Engine DB's driver was most of a PostgreSQL task process's start before it was
+        # preloaded.
+        for module in (*engine_dialect.driver_modules, *(HANDLER_MODULES[h] for h in sorted(handlers))):
             _preloaded.setdefault(module)
         self._context.set_forkserver_preload([*_BASE_PRELOAD, *_preloaded, _PREPARING_MODULE])
         # A task process of another project than the one its fork server prepared reads its own.

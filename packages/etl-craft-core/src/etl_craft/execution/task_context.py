@@ -75,15 +75,16 @@ class TaskContext:
     def fenced_write(self) -> Iterator[sa.Connection]:
         """An Engine DB write transaction that first proves this attempt is still live and ours.
 
-        On PostgreSQL the attempt row stays locked until commit, so a reconciler marking it LOST
-        waits; a zombie process (its attempt lost, cancelled or ended) gets StaleTransitionError.
+        The attempt row stays locked until commit (on SQLite the write lock does it), so a reconciler
+        marking it LOST waits; a zombie process (its attempt lost, cancelled or ended) gets StaleTransitionError.
         """
         with self.engine_db.write() as conn:
-            query = sa.select(aud_task_attempts.c.status, aud_task_attempts.c.owner_id).where(
-                aud_task_attempts.c.attempt_id == self.attempt_id
+            # FOR UPDATE: SQLite has no row locks, and SQLAlchemy renders nothing there.
+            query = (
+                sa.select(aud_task_attempts.c.status, aud_task_attempts.c.owner_id)
+                .where(aud_task_attempts.c.attempt_id == self.attempt_id)
+                .with_for_update()
             )
-            if self.engine_db.dialect == "postgresql":
-                query = query.with_for_update()
             row = conn.execute(query).one_or_none()
             if row is None or row.owner_id != self.owner_id or row.status not in ("CLAIMED", "RUNNING"):
                 found = "no such attempt" if row is None else f"status {row.status}, owner {row.owner_id}"

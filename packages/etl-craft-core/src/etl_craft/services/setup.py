@@ -118,39 +118,5 @@ class GrantsView:
 
 
 def grants(ctx: OperationContext) -> GrantsView:
-    """PostgreSQL role and grant statements, or file permission advice on SQLite; changes nothing."""
-    if ctx.db.dialect == "postgresql":
-        return GrantsView(ctx.db.dialect, tuple(grant_statements(ctx.db.schema or "public")))
-    return GrantsView(ctx.db.dialect, tuple(line.format(path=ctx.db.sqlite_path) for line in SQLITE_PERMISSIONS_ADVICE))
-
-
-def grant_statements(schema: str) -> list[str]:
-    """SQL for three PostgreSQL roles: an owner (DDL, migrations), the engine (DML) and readers."""
-    return [
-        "-- The owner creates and migrates the Engine DB (etl-craft init-db, setup, migrate).",
-        "CREATE ROLE etl_craft_owner LOGIN;",
-        f"GRANT USAGE, CREATE ON SCHEMA {schema} TO etl_craft_owner;",
-        "-- The engine role runs every other command, the server and the workers.",
-        "CREATE ROLE etl_craft_engine LOGIN;",
-        f"GRANT USAGE ON SCHEMA {schema} TO etl_craft_engine;",
-        f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO etl_craft_engine;",
-        f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO etl_craft_engine;",
-        f"ALTER DEFAULT PRIVILEGES FOR ROLE etl_craft_owner IN SCHEMA {schema}"
-        " GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO etl_craft_engine;",
-        f"ALTER DEFAULT PRIVILEGES FOR ROLE etl_craft_owner IN SCHEMA {schema}"
-        " GRANT USAGE ON SEQUENCES TO etl_craft_engine;",
-        "-- People and BI tools read through a role that can't write.",
-        "CREATE ROLE etl_craft_reader NOLOGIN;",
-        f"GRANT USAGE ON SCHEMA {schema} TO etl_craft_reader;",
-        f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO etl_craft_reader;",
-        f"ALTER DEFAULT PRIVILEGES FOR ROLE etl_craft_owner IN SCHEMA {schema}"
-        " GRANT SELECT ON TABLES TO etl_craft_reader;",
-        f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM PUBLIC;",
-    ]
-
-
-SQLITE_PERMISSIONS_ADVICE = [
-    "-- SQLite has no roles: the file's permissions are the boundary.",
-    "-- Let only the account that runs etl-craft write the Engine DB and its -wal and -shm files:",
-    "chmod 600 {path} {path}-wal {path}-shm",
-]
+    """The statements (or advice) that make etl-craft the only writer of the Engine DB; changes nothing."""
+    return GrantsView(ctx.db.dialect.name, tuple(ctx.db.dialect.access_setup(ctx.db)))

@@ -11,11 +11,12 @@ from collections.abc import Mapping
 import sqlalchemy as sa
 
 from etl_craft.config.model import ConnectorConfig
+from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
 from etl_craft.core.errors import EtlCraftError
 from etl_craft.engine.database import EngineDb, open_engine_db
 from etl_craft.services.context import load_configuration
 from etl_craft.services.doctor import connections, engine_db, project
-from etl_craft.services.doctor.report import FAIL, OK, WARN, CheckResult, DoctorReport
+from etl_craft.services.doctor.report import DoctorReport
 
 __all__ = ["FAIL", "OK", "WARN", "CheckResult", "DoctorReport", "run_checks"]
 
@@ -32,20 +33,19 @@ def _engine_checks(config: ConnectorConfig, include_schema: bool) -> tuple[list[
     except sa.exc.DBAPIError as error:
         db.dispose()
         return [CheckResult(name, FAIL, f"{db.display_url}: {error.orig}")], None
-    results = [CheckResult(name, OK, f"{db.display_url} ({db.dialect})")]
-    if db.dialect == "sqlite" and config.orchestration.mode == "remote":
+    results = [CheckResult(name, OK, f"{db.display_url} ({db.dialect.name})")]
+    if not db.dialect.shared_by_hosts and config.orchestration.mode == "remote":
         results.append(
             CheckResult(
                 name,
                 WARN,
-                "a SQLite Engine DB in remote mode: every orchestrator worker must run on this machine; "
-                "use PostgreSQL for remote mode",
+                f"a {db.dialect.display_name} Engine DB in remote mode: every orchestrator worker must run on this "
+                "machine; use PostgreSQL for remote mode",
             )
         )
     if include_schema:
         results += engine_db.schema_check(db, config)
-    results += engine_db.sqlite_file_check(db)
-    results += engine_db.grants_check(db)
+    results += db.dialect.access_checks(db)
     return results, db
 
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from etl_craft.config.model import ConnectorConfig, EmailSettings
 from etl_craft.config.urls import url_kind
+from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
 from etl_craft.core.errors import EtlCraftError
 from etl_craft.core.text import redact_url
 from etl_craft.engine.database import EngineDb
 from etl_craft.handlers.email_alert.relay import DEFAULT_PORTS
 from etl_craft.handlers.sql.dialect import Session, WarehouseDialect, WarehouseError, load_dialect
-from etl_craft.services.doctor.report import FAIL, OK, WARN, CheckResult
 
 TIMEOUT_SECONDS = 10.0
 

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from etl_craft.config.model import ConnectionProfile, ConnectorConfig
 from etl_craft.config.urls import url_kind
-from etl_craft.services.doctor.report import FAIL, OK, WARN, CheckResult
+from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
 
 PROJECT_FOLDERS = ("sql_files", "ingestion_scripts", "migrations")
 

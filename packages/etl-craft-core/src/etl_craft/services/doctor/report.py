@@ -4,18 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-OK, WARN, FAIL = "OK", "WARN", "FAIL"
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    name: str
-    status: str
-    detail: str
-
-    @property
-    def line(self) -> str:
-        return f"[{self.status:<4}] {self.name}: {self.detail}"
+from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
 
 
 @dataclass(frozen=True)

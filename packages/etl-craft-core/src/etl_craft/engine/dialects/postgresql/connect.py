@@ -1,7 +1,7 @@
-"""The PostgreSQL Engine DB: psycopg 3, the configured schema as search path, the actor on every write.
+"""Connecting to PostgreSQL with psycopg 3: the driver arguments of a profile and the actor on every write.
 
 The password (or token, or key passphrase) is handed to the driver as a connection argument, so it
-never appears in a URL that could be logged.
+never appears in a URL that could be logged. The warehouse dialect for PostgreSQL connects the same way.
 """
 
 from __future__ import annotations
@@ -11,13 +11,11 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import sqlalchemy as sa
-from sqlalchemy import event
-from sqlalchemy.pool import NullPool
 
 from etl_craft.config.model import ConnectionProfile, ConnectorConfig
 from etl_craft.core.errors import ConfigurationError
 from etl_craft.core.text import redact_url
-from etl_craft.engine.database import EngineDb, current_marker
+from etl_craft.engine.database import current_marker
 
 _PLAIN_SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
 CONNECT_TIMEOUT_SECONDS = 10
@@ -34,7 +32,7 @@ _SET_MARKER = (
 )
 
 
-def _on_begin(conn: sa.Connection) -> None:
+def on_begin(conn: sa.Connection) -> None:
     """Give a write transaction its marker. A plain marker is set for the session and not again while
     the session holds it: a round trip less on nearly every write (the overseer's and each task
     process's). A migration's marker (project SQL runs in its transactions and could change session
@@ -56,7 +54,7 @@ def _on_begin(conn: sa.Connection) -> None:
         info[_SESSION_MARKER] = marker
 
 
-def _forget_marker(conn: sa.Connection) -> None:
+def forget_marker(conn: sa.Connection) -> None:
     """A setting made in a transaction that rolls back is undone with it (a statement or a COMMIT that
     fails in a write transaction rolls it back too), so the next write sets its marker again. A lost
     connection is replaced, and its replacement starts with an empty info."""
@@ -109,7 +107,7 @@ def connection_arguments(config: ConnectorConfig, profile: ConnectionProfile) ->
     return url, args, display
 
 
-def _check_reachable_and_schema(engine: sa.Engine, profile: ConnectionProfile, display: str) -> None:
+def check_reachable_and_schema(engine: sa.Engine, profile: ConnectionProfile, display: str) -> None:
     try:
         with engine.connect() as conn:
             found = conn.exec_driver_sql("SELECT 1 FROM pg_namespace WHERE nspname = %s", (profile.schema,)).scalar()
@@ -128,30 +126,3 @@ def _check_reachable_and_schema(engine: sa.Engine, profile: ConnectionProfile, d
             expected="an existing schema (etl-craft never creates PostgreSQL schemas)",
             remedy=f"create it first: CREATE SCHEMA {profile.schema};",
         )
-
-
-def open_postgres(
-    config: ConnectorConfig, profile: ConnectionProfile, *, pooled: bool, check: bool = True, ping: bool = True
-) -> EngineDb:
-    if not profile.schema:
-        raise ConfigurationError(
-            f"craft-connector.yml: {profile.where}.schema",
-            found="nothing",
-            expected="the existing schema that holds the Engine DB tables",
-            remedy="add schema: <name> to the Engine profile",
-        )
-    url, args, display = connection_arguments(config, profile)
-    engine = sa.create_engine(
-        url,
-        connect_args=args,
-        poolclass=NullPool if not pooled else None,
-        pool_pre_ping=pooled and ping,
-        # The Engine DB has no HSTORE column: skip the type lookup every new engine's first
-        # connection would make (three round trips in each task process).
-        use_native_hstore=False,
-    )
-    event.listen(engine, "begin", _on_begin)
-    event.listen(engine, "rollback", _forget_marker)
-    if check:
-        _check_reachable_and_schema(engine, profile, display)
-    return EngineDb(engine=engine, dialect="postgresql", profile=profile, display_url=display, schema=profile.schema)

@@ -1,0 +1,99 @@
+"""What every Engine DB dialect provides: each difference between SQLite and PostgreSQL, in one place.
+
+Code outside the dialect modules asks a dialect what its database can do (a capability attribute) or
+lets it do the part that differs (a hook); it never tests a database's name. One instance per
+database kind, without state: where a hook needs the database's location it takes the EngineDb.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+import sqlalchemy as sa
+
+from etl_craft.core.checks import CheckResult
+
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    from etl_craft.config.model import ConnectionProfile, ConnectorConfig
+    from etl_craft.engine.database import EngineDb
+
+    # An INSERT with ON CONFLICT clauses: each database's SQLAlchemy dialect has its own class.
+    UpsertInsert = postgresql.Insert | sqlite.Insert
+
+
+class Listener(Protocol):
+    """Wake-ups for an overseer: the payloads announced since the last drain, without waiting."""
+
+    def fileno(self) -> int | None: ...
+
+    def drain(self) -> list[str]: ...
+
+    def close(self) -> None: ...
+
+
+class EngineDialect:
+    # The JDBC subprotocol of the Engine jdbc_url, and SQLAlchemy's name for the database.
+    name: ClassVar[str]
+    display_name: ClassVar[str]
+    # Modules a task process needs to reach the Engine DB; the fork server imports them once.
+    driver_modules: ClassVar[tuple[str, ...]]
+    # Several hosts can share this Engine DB (remote mode, workers); a SQLite file serves one machine.
+    shared_by_hosts: ClassVar[bool]
+    # How often an overseer looks for changes on its own (seconds): often where nothing wakes it.
+    sweep_seconds: ClassVar[float]
+
+    # -- connections ----------------------------------------------------------------------------
+    def open(
+        self, config: ConnectorConfig, profile: ConnectionProfile, *, pooled: bool, check: bool, ping: bool
+    ) -> EngineDb:
+        raise NotImplementedError
+
+    def write_connection(self, conn: sa.Connection) -> sa.Connection:
+        """The connection a write transaction begins on (its options set)."""
+        return conn
+
+    def read_connection(self, conn: sa.Connection) -> sa.Connection:
+        """The connection plain reads run on; each statement may see its own committed state."""
+        return conn
+
+    def snapshot_connection(self, conn: sa.Connection) -> sa.Connection:
+        """The connection of a read-only transaction whose statements all see one state."""
+        return conn
+
+    # -- statements -----------------------------------------------------------------------------
+    def insert(self, table: sa.Table) -> UpsertInsert:
+        """An INSERT that offers on_conflict_do_nothing and on_conflict_do_update (upserts)."""
+        raise NotImplementedError
+
+    def announce(self, conn: sa.Connection, channel: str, payloads: Sequence[str]) -> None:
+        """Tell listeners of `channel` once this transaction commits; nothing where none can listen."""
+
+    def listener(self, db: EngineDb, channel: str) -> Listener | None:
+        """A listener for `channel`, or None where the database cannot notify (sweeps do the work)."""
+        return None
+
+    def execute_script(self, conn: sa.Connection, sql: str) -> None:
+        """Run a whole SQL script inside the connection's open transaction."""
+        raise NotImplementedError
+
+    def table_names(self, conn: sa.Connection) -> list[str]:
+        """The tables of the Engine DB's schema (or file), in upper case and in order."""
+        raise NotImplementedError
+
+    # -- locks ----------------------------------------------------------------------------------
+    def hold(self, db: EngineDb, name: str, timeout: float | None) -> AbstractContextManager[Callable[[], bool]]:
+        """Hold the cross-process lock `name`; yields a check that it is still held."""
+        raise NotImplementedError
+
+    # -- who may write --------------------------------------------------------------------------
+    def access_checks(self, db: EngineDb) -> list[CheckResult]:
+        """doctor: whether anyone but etl-craft can write the Engine DB."""
+        return []
+
+    def access_setup(self, db: EngineDb) -> list[str]:
+        """`setup --print-grants`: what makes etl-craft the only writer (statements or advice)."""
+        return []

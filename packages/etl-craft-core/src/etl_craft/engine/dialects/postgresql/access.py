@@ -1,0 +1,83 @@
+"""Who may write a PostgreSQL Engine DB: the grants doctor reports and the roles `setup --print-grants` suggests.
+
+The guard triggers stop accidental writes; privileges are the boundary. etl-craft checks them but
+never creates roles: an administrator runs the printed statements.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
+from etl_craft.engine.database import EngineDb
+from etl_craft.engine.tables import TABLE_SPECS
+
+_FOREIGN_WRITE_GRANTS = """
+    SELECT c.relname, acl.privilege_type, COALESCE(g.rolname, 'PUBLIC') AS grantee, l.rolname AS login
+    FROM pg_class c
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    CROSS JOIN LATERAL aclexplode(c.relacl) acl
+    LEFT JOIN pg_roles g ON g.oid = acl.grantee
+    JOIN pg_roles l ON l.rolcanlogin AND NOT l.rolsuper
+        AND l.rolname <> current_user AND l.oid <> c.relowner
+        AND (acl.grantee = 0 OR pg_has_role(l.oid, acl.grantee, 'USAGE'))
+    WHERE n.nspname = current_schema() AND c.relname = ANY(%s)
+      AND acl.privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE')
+    ORDER BY c.relname, acl.privilege_type, grantee, login
+"""
+
+
+def foreign_write_grants(db: EngineDb) -> list[tuple[str, str, str, str]]:
+    """(table, privilege, source grantee, login) for every other login that can write an etl-craft table.
+
+    Grants reach a login directly, through a group it inherits from, or through PUBLIC; the source
+    grantee is what the REVOKE must name. Owners and superusers are left out: they administer it.
+    """
+    tables = [spec.name.lower() for spec in TABLE_SPECS]
+    with db.read() as conn:
+        rows = conn.exec_driver_sql(_FOREIGN_WRITE_GRANTS, (tables,)).all()
+    return [(r[0].upper(), r[1], r[2], r[3]) for r in rows]
+
+
+def grants_check(db: EngineDb) -> list[CheckResult]:
+    name = "Engine DB write grants"
+    try:
+        grants = foreign_write_grants(db)
+    except sa.exc.DBAPIError as error:
+        return [CheckResult(name, WARN, f"could not read grants: {error.orig}")]
+    if not grants:
+        return [CheckResult(name, OK, "no other login can write AUD_ or CFG_ tables")]
+    return [
+        CheckResult(
+            name,
+            FAIL,
+            f"login {login} can {privilege} {db.schema}.{table} (granted to {grantee}); "
+            f"REVOKE {privilege} ON {db.schema}.{table} FROM {grantee};",
+        )
+        for table, privilege, grantee, login in grants
+    ]
+
+
+def grant_statements(schema: str) -> list[str]:
+    """SQL for three PostgreSQL roles: an owner (DDL, migrations), the engine (DML) and readers."""
+    return [
+        "-- The owner creates and migrates the Engine DB (etl-craft init-db, setup, migrate).",
+        "CREATE ROLE etl_craft_owner LOGIN;",
+        f"GRANT USAGE, CREATE ON SCHEMA {schema} TO etl_craft_owner;",
+        "-- The engine role runs every other command, the server and the workers.",
+        "CREATE ROLE etl_craft_engine LOGIN;",
+        f"GRANT USAGE ON SCHEMA {schema} TO etl_craft_engine;",
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO etl_craft_engine;",
+        f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO etl_craft_engine;",
+        f"ALTER DEFAULT PRIVILEGES FOR ROLE etl_craft_owner IN SCHEMA {schema}"
+        " GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO etl_craft_engine;",
+        f"ALTER DEFAULT PRIVILEGES FOR ROLE etl_craft_owner IN SCHEMA {schema}"
+        " GRANT USAGE ON SEQUENCES TO etl_craft_engine;",
+        "-- People and BI tools read through a role that can't write.",
+        "CREATE ROLE etl_craft_reader NOLOGIN;",
+        f"GRANT USAGE ON SCHEMA {schema} TO etl_craft_reader;",
+        f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO etl_craft_reader;",
+        f"ALTER DEFAULT PRIVILEGES FOR ROLE etl_craft_owner IN SCHEMA {schema}"
+        " GRANT SELECT ON TABLES TO etl_craft_reader;",
+        f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM PUBLIC;",
+    ]
