@@ -28,7 +28,7 @@ import sqlalchemy as sa
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.core.actor import Actor, host_name
 from etl_craft.core.clock import utc_now
-from etl_craft.core.enums import ActorKind, AlertEvent, Handler
+from etl_craft.core.enums import UNFINISHED_RUN, ActorKind, AlertEvent, Handler
 from etl_craft.core.errors import EtlCraftError, LockTimeoutError, StaleTransitionError
 from etl_craft.engine import locks, runlog, transitions
 from etl_craft.engine import tables as t
@@ -266,7 +266,7 @@ class Overseer:
                     runs.c.lease_expires_at,
                     runs.c.trigger_kind,
                 )
-                .where(runs.c.status.in_(("QUEUED", "IN-PROGRESS")))
+                .where(runs.c.status.in_(UNFINISHED_RUN))
                 .order_by(runs.c.pipeline_run_id)
             ).all()
             paused = set(runlog.open_pauses(conn))

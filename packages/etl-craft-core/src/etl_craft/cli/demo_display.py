@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from etl_craft.core.enums import ENDED_WELL
 from etl_craft.services.demo_events import DemoEvent
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def _step_of(task_code: str, client: str) -> str:
 
 
 def _tasks_done(run: DemoRunView) -> str:
-    done = sum(task.status in ("SUCCESS", "SKIPPED") for task in run.tasks)
+    done = sum(task.status in ENDED_WELL for task in run.tasks)
     return f"{done}/{len(run.tasks)}"
 
 

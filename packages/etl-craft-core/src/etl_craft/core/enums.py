@@ -1,4 +1,5 @@
-"""Value sets stored in the Engine DB; each matches a CHECK constraint of the schema."""
+"""Value sets stored in the Engine DB (each matches a CHECK constraint of the schema), and the status
+sets every rule about runs, task runs and attempts uses: each rule's set is defined here once."""
 
 from __future__ import annotations
 
@@ -44,15 +45,13 @@ class AttemptStatus(StrEnum):
 
     @property
     def terminal(self) -> bool:
-        return self not in LIVE_ATTEMPT_STATUSES
+        return self not in LIVE_ATTEMPT
 
     @property
     def summary(self) -> TaskStatus:
         """The task-run status an attempt in this status reads as."""
         return _ATTEMPT_SUMMARY[self]
 
-
-LIVE_ATTEMPT_STATUSES = frozenset({AttemptStatus.QUEUED, AttemptStatus.CLAIMED, AttemptStatus.RUNNING})
 
 _ATTEMPT_SUMMARY = {
     AttemptStatus.QUEUED: TaskStatus.IN_PROGRESS,
@@ -137,3 +136,21 @@ class AlertEvent(StrEnum):
     SLA_BREACHED = "sla_breached"
     ATTEMPT_LOST = "attempt_lost"
     GATE_WAITING = "gate_waiting"
+
+
+# --- status sets ------------------------------------------------------------------------------------
+
+# A run that may still change: admitted or not, nobody has ended it.
+UNFINISHED_RUN = (RunStatus.QUEUED, RunStatus.IN_PROGRESS)
+FINISHED_RUN = tuple(s for s in RunStatus if s.terminal)
+# An attempt that has not ended; an owned one has a process (or its owner) working on it.
+LIVE_ATTEMPT = (AttemptStatus.QUEUED, AttemptStatus.CLAIMED, AttemptStatus.RUNNING)
+OWNED_ATTEMPT = (AttemptStatus.CLAIMED, AttemptStatus.RUNNING)
+ENDED_ATTEMPT = tuple(s for s in AttemptStatus if s not in LIVE_ATTEMPT)
+# Every end of a task run; a task run that ended in one of these may run again only by a rerun.
+ENDED_TASK = tuple(s for s in TaskStatus if s.terminal)
+# The ends a task reaches by itself (CANCELLED is its run's doing): what `mark` may set, and what an
+# ALWAYS dependency on another pipeline's task accepts.
+OWN_TASK_END = (TaskStatus.SUCCESS, TaskStatus.FAILED, TaskStatus.SKIPPED)
+# A run or task that ended without a failure: the command that ran it exits 0.
+ENDED_WELL = ("SUCCESS", "SKIPPED")

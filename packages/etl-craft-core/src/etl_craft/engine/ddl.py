@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from etl_craft.core.enums import ENDED_ATTEMPT
 from etl_craft.engine.tables import (
     GUARD_APPEND_ONLY,
     GUARD_ATTEMPTS,
     STAMP_COLUMNS,
     TABLE_SPECS,
-    TERMINAL_ATTEMPT_STATUSES,
     Col,
     TableSpec,
 )
@@ -264,7 +264,7 @@ def _sqlite_triggers(spec: TableSpec) -> Iterator[str]:
             " WHERE etl_craft_actor() IS NOT NULL AND etl_craft_purpose() IS NOT 'retention';\nEND;\n"
         )
     if spec.guard == GUARD_ATTEMPTS:
-        terminal = ", ".join(f"'{s}'" for s in TERMINAL_ATTEMPT_STATUSES)
+        terminal = ", ".join(f"'{s}'" for s in ENDED_ATTEMPT)
         yield (
             f"CREATE TRIGGER tr_{name}_immutable_final BEFORE UPDATE ON {table}\n"
             f"WHEN OLD.STATUS IN ({terminal})\n"
@@ -319,7 +319,7 @@ def render_schema(dialect: str) -> str:
         parts.extend(_indexes_sql(spec, dialect))
     parts.append("\n")
     if dialect == "postgresql":
-        terminal = ", ".join(f"'{s}'" for s in TERMINAL_ATTEMPT_STATUSES)
+        terminal = ", ".join(f"'{s}'" for s in ENDED_ATTEMPT)
         parts.append(
             _PG_FUNCTIONS
             % {

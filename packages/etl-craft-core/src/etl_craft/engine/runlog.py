@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
+from etl_craft.core.enums import OWNED_ATTEMPT, UNFINISHED_RUN
 from etl_craft.core.errors import MetadataError
 from etl_craft.core.text import close_matches
 from etl_craft.engine import tables as t
@@ -338,7 +339,7 @@ def unfinished_runs(conn: sa.Connection, pipeline_id: int) -> list[RunRow]:
         sa.select(*_columns(t.aud_pipelines_run_log, RunRow))
         .where(
             t.aud_pipelines_run_log.c.pipeline_id == pipeline_id,
-            t.aud_pipelines_run_log.c.status.in_(("QUEUED", "IN-PROGRESS")),
+            t.aud_pipelines_run_log.c.status.in_(UNFINISHED_RUN),
         )
         .order_by(t.aud_pipelines_run_log.c.pipeline_run_id)
     )
@@ -350,7 +351,7 @@ def pipelines_with_unfinished_runs(conn: sa.Connection, pipeline_ids: Iterable[i
     runs = t.aud_pipelines_run_log
     query = (
         sa.select(runs.c.pipeline_id)
-        .where(runs.c.pipeline_id.in_(list(pipeline_ids)), runs.c.status.in_(("QUEUED", "IN-PROGRESS")))
+        .where(runs.c.pipeline_id.in_(list(pipeline_ids)), runs.c.status.in_(UNFINISHED_RUN))
         .distinct()
     )
     return set(conn.execute(query).scalars())
@@ -480,9 +481,7 @@ def attempt(conn: sa.Connection, attempt_id: int) -> AttemptRow | None:
 
 def owned_attempts(conn: sa.Connection, pipeline_id: int | None = None) -> list[AttemptRow]:
     """Claimed or running attempts (optionally of one pipeline's runs): the reconciler checks their owners."""
-    query = sa.select(*_columns(t.aud_task_attempts, AttemptRow)).where(
-        t.aud_task_attempts.c.status.in_(("CLAIMED", "RUNNING"))
-    )
+    query = sa.select(*_columns(t.aud_task_attempts, AttemptRow)).where(t.aud_task_attempts.c.status.in_(OWNED_ATTEMPT))
     if pipeline_id is not None:
         query = (
             query.join(t.aud_task_run_log, t.aud_task_run_log.c.task_run_id == t.aud_task_attempts.c.task_run_id)

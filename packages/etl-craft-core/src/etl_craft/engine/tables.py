@@ -19,7 +19,6 @@ from etl_craft.core.enums import AlertEvent
 ACTOR_KINDS = ("HUMAN", "SCHEDULE", "ORCHESTRATOR", "WORKER", "SYSTEM")
 YES_NO = ("Y", "N")
 DEPENDENCY_TYPES = ("SUCCESS", "FAILURE", "ALWAYS", "HAS_DATA")
-TERMINAL_ATTEMPT_STATUSES = ("SUCCESS", "FAILED", "TIMED_OUT", "CANCELLED", "LOST")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,16 @@ from typing import Any
 import sqlalchemy as sa
 
 from etl_craft.core.actor import Actor
-from etl_craft.core.enums import AttemptStatus, InterventionAction, RunStatus, TriggerKind
+from etl_craft.core.enums import (
+    FINISHED_RUN,
+    LIVE_ATTEMPT,
+    OWNED_ATTEMPT,
+    UNFINISHED_RUN,
+    AttemptStatus,
+    InterventionAction,
+    RunStatus,
+    TriggerKind,
+)
 from etl_craft.core.errors import StaleTransitionError
 from etl_craft.engine.dialects import for_connection
 from etl_craft.engine.records import AttemptOutcome, QueuedAttempt
@@ -34,10 +43,6 @@ from etl_craft.engine.tables import cfg_pipelines as pipelines
 from etl_craft.engine.tables import cfg_task_dependency as task_deps
 from etl_craft.engine.tables import cfg_tasks as tasks
 
-LIVE = ("QUEUED", "CLAIMED", "RUNNING")
-OWNED = ("CLAIMED", "RUNNING")
-TERMINAL_RUN = ("SUCCESS", "FAILED", "SKIPPED", "CANCELLED")
-NON_TERMINAL_RUN = ("QUEUED", "IN-PROGRESS")
 EVENTS_CHANNEL = "etl_craft_events"
 
 
@@ -141,7 +146,7 @@ def _no_live_attempt_of_run(run_id: object) -> sa.ColumnElement[bool]:
     return ~sa.exists().where(
         attempts.c.task_run_id == task_runs.c.task_run_id,
         task_runs.c.pipeline_run_id == run_id,
-        attempts.c.status.in_(OWNED),
+        attempts.c.status.in_(OWNED_ATTEMPT),
     )
 
 
@@ -296,7 +301,7 @@ def start_run(conn: sa.Connection, run_id: int, *, owner_id: str, lease_until: d
                 runs.update()
                 .where(
                     runs.c.pipeline_run_id == run_id,
-                    runs.c.status.in_(NON_TERMINAL_RUN),
+                    runs.c.status.in_(UNFINISHED_RUN),
                     _free_for(owner_id, now),
                 )
                 .values(status="IN-PROGRESS", owner_id=owner_id, lease_expires_at=lease_until)
@@ -442,10 +447,10 @@ def reopen_run(
         runs.update()
         .where(
             runs.c.pipeline_run_id == run_id,
-            runs.c.status.in_(TERMINAL_RUN),
+            runs.c.status.in_(FINISHED_RUN),
             ~sa.exists().where(
                 other.c.pipeline_id == runs.c.pipeline_id,
-                other.c.status.in_(NON_TERMINAL_RUN),
+                other.c.status.in_(UNFINISHED_RUN),
                 other.c.pipeline_run_id != run_id,
             ),
         )
@@ -490,7 +495,7 @@ def mark_run(
         runs.update()
         .where(
             runs.c.pipeline_run_id == run_id,
-            runs.c.status.in_((*TERMINAL_RUN, "IN-PROGRESS")),
+            runs.c.status.in_((*FINISHED_RUN, "IN-PROGRESS")),
             _no_live_attempt_of_run(runs.c.pipeline_run_id),
         )
         .values(
@@ -502,7 +507,7 @@ def mark_run(
             lease_expires_at=None,
             output_revision=runs.c.output_revision
             + (
-                sa.case((sa.or_(runs.c.repair_pending == "Y", runs.c.status.in_(TERMINAL_RUN)), 1), else_=0)
+                sa.case((sa.or_(runs.c.repair_pending == "Y", runs.c.status.in_(FINISHED_RUN)), 1), else_=0)
                 if republish
                 else 0
             ),
@@ -555,7 +560,7 @@ def cancel_run(conn: sa.Connection, run_id: int, *, actor: Actor, reason: str, n
     previous = _run_status(conn, run_id)
     result = conn.execute(
         runs.update()
-        .where(runs.c.pipeline_run_id == run_id, runs.c.status.in_(NON_TERMINAL_RUN))
+        .where(runs.c.pipeline_run_id == run_id, runs.c.status.in_(UNFINISHED_RUN))
         .values(
             status="CANCELLED",
             end_date=now,
@@ -570,7 +575,7 @@ def cancel_run(conn: sa.Connection, run_id: int, *, actor: Actor, reason: str, n
     cancelled = (
         conn.execute(
             attempts.update()
-            .where(attempts.c.task_run_id.in_(of_run), attempts.c.status.in_(LIVE))
+            .where(attempts.c.task_run_id.in_(of_run), attempts.c.status.in_(LIVE_ATTEMPT))
             .values(status="CANCELLED", ended_at=now, error_message=f"cancelled by {actor.name}: {reason}")
             .returning(attempts.c.attempt_id)
         )
@@ -602,7 +607,7 @@ def renew_lease(
     if run_id is not None:
         result = conn.execute(
             runs.update()
-            .where(runs.c.pipeline_run_id == run_id, runs.c.owner_id == owner_id, runs.c.status.in_(NON_TERMINAL_RUN))
+            .where(runs.c.pipeline_run_id == run_id, runs.c.owner_id == owner_id, runs.c.status.in_(UNFINISHED_RUN))
             .values(lease_expires_at=lease_until)
         )
         _check(
@@ -618,7 +623,7 @@ def renew_all_leases(conn: sa.Connection, *, owner_id: str, lease_until: datetim
     """An overseer's heartbeat: every unfinished run it holds and every attempt it owns, one statement each."""
     conn.execute(
         runs.update()
-        .where(runs.c.owner_id == owner_id, runs.c.status.in_(NON_TERMINAL_RUN))
+        .where(runs.c.owner_id == owner_id, runs.c.status.in_(UNFINISHED_RUN))
         .values(lease_expires_at=lease_until)
     )
     _renew_attempts(conn, owner_id, lease_until, now)
@@ -627,7 +632,7 @@ def renew_all_leases(conn: sa.Connection, *, owner_id: str, lease_until: datetim
 def _renew_attempts(conn: sa.Connection, owner_id: str, lease_until: datetime, now: datetime) -> int:
     renewed = conn.execute(
         attempts.update()
-        .where(attempts.c.owner_id == owner_id, attempts.c.status.in_(OWNED))
+        .where(attempts.c.owner_id == owner_id, attempts.c.status.in_(OWNED_ATTEMPT))
         .values(lease_expires_at=lease_until, heartbeat_at=now)
     )
     return int(renewed.rowcount)
@@ -836,9 +841,9 @@ def _end_attempt_statement(guard: sa.ColumnElement[bool]) -> sa.Update:
 
 # By guard: held by the owner, running for the owner (a time-out), or live (a cancel).
 _END_ATTEMPT = {
-    "owned": _end_attempt_statement(sa.and_(attempts.c.status.in_(OWNED), attempts.c.owner_id == _W_OWNER)),
+    "owned": _end_attempt_statement(sa.and_(attempts.c.status.in_(OWNED_ATTEMPT), attempts.c.owner_id == _W_OWNER)),
     "running": _end_attempt_statement(sa.and_(attempts.c.status == "RUNNING", attempts.c.owner_id == _W_OWNER)),
-    "live": _end_attempt_statement(attempts.c.status.in_(LIVE)),
+    "live": _end_attempt_statement(attempts.c.status.in_(LIVE_ATTEMPT)),
 }
 _SUMMARIZE_END = (
     task_runs.update()
@@ -1131,7 +1136,7 @@ def mark_task(
         except sa.exc.IntegrityError:
             raise _stale(subject, "not run yet", "a task run created meanwhile") from None
     else:
-        live = sa.exists().where(attempts.c.task_run_id == task_runs.c.task_run_id, attempts.c.status.in_(LIVE))
+        live = sa.exists().where(attempts.c.task_run_id == task_runs.c.task_run_id, attempts.c.status.in_(LIVE_ATTEMPT))
         result = conn.execute(
             task_runs.update()
             .where(task_runs.c.task_run_id == existing.task_run_id, task_runs.c.status == existing.status, ~live)

@@ -17,6 +17,7 @@ from pathlib import Path
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.core.actor import Actor
 from etl_craft.core.clock import utc_now
+from etl_craft.core.enums import OWNED_ATTEMPT
 from etl_craft.core.errors import EtlCraftError, StaleTransitionError
 from etl_craft.core.faults import fault_point
 from etl_craft.core.redaction import SecretMask, redact_file
@@ -230,7 +231,7 @@ class AttemptProcesses:
         found = False
         for child, status in self.exited:
             row = state.attempt(child.spec.attempt_id)
-            if row is None or row.status not in ("CLAIMED", "RUNNING") or row.owner_id != str(self.owner):
+            if row is None or row.status not in OWNED_ATTEMPT or row.owner_id != str(self.owner):
                 continue
             # Mask its log file here: its own masking thread may have died with it.
             redact_file(child.spec.log_path, self.config.resolved_secrets())

@@ -16,11 +16,10 @@ from enum import StrEnum
 
 import sqlalchemy as sa
 
-from etl_craft.core.enums import DependencyType
+from etl_craft.core.enums import OWN_TASK_END, UNFINISHED_RUN, DependencyType
 from etl_craft.engine import tables as t
 
 MAX_LOOKS = 30
-_FINISHED = ("SUCCESS", "FAILED", "SKIPPED")
 _UPSTREAM_KINDS = ("SCHEDULE", "MANUAL", "ORCHESTRATOR", "STAND_IN")  # every kind but BACKFILL
 
 
@@ -71,7 +70,7 @@ def _meets(edge: GateEdge, status: str, rows_written: int | None) -> bool:
     if edge.type is DependencyType.FAILURE:
         return status == "FAILED"
     if edge.type is DependencyType.ALWAYS:
-        return status in _FINISHED
+        return status in OWN_TASK_END
     return status == "SUCCESS" and (rows_written or 0) > 0  # HAS_DATA
 
 
@@ -119,7 +118,7 @@ def _candidate(conn: sa.Connection, edge: GateEdge) -> tuple[_Candidate | None, 
     running_since = None
     for run in _latest_runs(conn, edge.upstream_pipeline_id):
         if edge.upstream_task_id is None:
-            if run.status in ("QUEUED", "IN-PROGRESS"):
+            if run.status in UNFINISHED_RUN:
                 running_since = running_since or run.start_date
                 continue
             if run.status == "CANCELLED":
@@ -139,8 +138,8 @@ def _candidate(conn: sa.Connection, edge: GateEdge) -> tuple[_Candidate | None, 
                 t.aud_task_run_log.c.task_id == edge.upstream_task_id,
             )
         ).first()
-        finished = task_run is not None and task_run.status in _FINISHED
-        if not finished and run.status in ("QUEUED", "IN-PROGRESS"):
+        finished = task_run is not None and task_run.status in OWN_TASK_END
+        if not finished and run.status in UNFINISHED_RUN:
             running_since = running_since or run.start_date  # the task may still run under this run
             continue
         if not finished:

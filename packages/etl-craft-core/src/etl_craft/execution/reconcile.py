@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 
 from etl_craft.core.clock import utc_now
+from etl_craft.core.enums import OWNED_ATTEMPT, UNFINISHED_RUN
 from etl_craft.core.errors import StaleTransitionError
 from etl_craft.engine import runlog, transitions
 from etl_craft.engine.database import EngineDb
@@ -80,7 +81,7 @@ def _lose(db: EngineDb, attempt: AttemptRow, now: datetime) -> LostAttempt | Non
 
 def _release_abandoned_runs(db: EngineDb, now: datetime, pipeline_id: int | None) -> list[int]:
     query = sa.select(runs.c.pipeline_run_id, runs.c.owner_id, runs.c.lease_expires_at).where(
-        runs.c.status.in_(("QUEUED", "IN-PROGRESS")), runs.c.owner_id.is_not(None)
+        runs.c.status.in_(UNFINISHED_RUN), runs.c.owner_id.is_not(None)
     )
     if pipeline_id is not None:
         query = query.where(runs.c.pipeline_id == pipeline_id)
@@ -94,7 +95,7 @@ def _release_abandoned_runs(db: EngineDb, now: datetime, pipeline_id: int | None
             live = conn.execute(
                 sa.select(sa.func.count())
                 .select_from(attempts.join(task_runs, task_runs.c.task_run_id == attempts.c.task_run_id))
-                .where(task_runs.c.pipeline_run_id == run_id, attempts.c.status.in_(("CLAIMED", "RUNNING")))
+                .where(task_runs.c.pipeline_run_id == run_id, attempts.c.status.in_(OWNED_ATTEMPT))
             ).scalar_one()
             if live:
                 continue

@@ -22,7 +22,7 @@ from enum import StrEnum
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.core.actor import Actor
 from etl_craft.core.clock import utc_now
-from etl_craft.core.enums import AlertEvent, RunStatus
+from etl_craft.core.enums import ENDED_TASK, OWNED_ATTEMPT, AlertEvent, RunStatus
 from etl_craft.core.errors import EtlCraftError, StaleTransitionError
 from etl_craft.core.faults import fault_point
 from etl_craft.engine import gate_records, runlog, transitions
@@ -46,7 +46,6 @@ log = logging.getLogger("etl_craft.supervisor")
 
 POLL_SECONDS = 1.0
 STOP_GRACE_SECONDS = 10.0
-AGAIN_FROM_ANY = ("SUCCESS", "SKIPPED", "FAILED", "CANCELLED")
 
 
 class Ending(StrEnum):
@@ -84,7 +83,7 @@ class Supervised:
 
 
 def _live(snap: RunState) -> int:
-    return sum(1 for rows in snap.attempts.values() for a in rows if a.status in ("CLAIMED", "RUNNING"))
+    return sum(1 for rows in snap.attempts.values() for a in rows if a.status in OWNED_ATTEMPT)
 
 
 class RunSupervisor:
@@ -307,7 +306,7 @@ class RunSupervisor:
             decisions = self._admit_across_pipelines(snap, node, states)
             if decisions is None:
                 continue
-            again_from = AGAIN_FROM_ANY if task_id in self._again else ("FAILED",)
+            again_from = ENDED_TASK if task_id in self._again else ("FAILED",)
             task_run = snap.task_runs.get(task_id)
             so_far = task_run.attempt_count if task_run else None
             if self._launch(node, snap, again_from=again_from, attempts_so_far=so_far, decisions=decisions):

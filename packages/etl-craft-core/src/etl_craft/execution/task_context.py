@@ -16,7 +16,7 @@ from datetime import date
 import sqlalchemy as sa
 
 from etl_craft.config.model import ConnectorConfig
-from etl_craft.core.enums import Handler, TriggerKind
+from etl_craft.core.enums import OWNED_ATTEMPT, Handler, TriggerKind
 from etl_craft.core.errors import StaleTransitionError
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.records import Counts, StoredOffset
@@ -86,7 +86,7 @@ class TaskContext:
                 .with_for_update()
             )
             row = conn.execute(query).one_or_none()
-            if row is None or row.owner_id != self.owner_id or row.status not in ("CLAIMED", "RUNNING"):
+            if row is None or row.owner_id != self.owner_id or row.status not in OWNED_ATTEMPT:
                 found = "no such attempt" if row is None else f"status {row.status}, owner {row.owner_id}"
                 raise StaleTransitionError(
                     f"attempt {self.attempt_id} of task {self.task_code}",

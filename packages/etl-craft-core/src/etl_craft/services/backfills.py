@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from etl_craft.core.clock import utc_now
-from etl_craft.core.enums import InterventionAction, RunStatus, TriggerKind
+from etl_craft.core.enums import ENDED_WELL, InterventionAction, RunStatus, TriggerKind
 from etl_craft.core.errors import ExitCode, RunStateError, StaleTransitionError, UsageError
 from etl_craft.core.faults import fault_point
 from etl_craft.engine import gate_records, locks, runlog, transitions
@@ -97,7 +97,7 @@ def run_backfill(
         if outcome.ending is not Ending.FINISHED:
             why = f"run {run_id} as of {day} was left unfinished ({outcome.message})"
             return _stopped(graph, first, last, done, day, request, why, "INCOMPLETE", ExitCode.INCOMPLETE)
-        if outcome.run_status not in ("SUCCESS", "SKIPPED"):
+        if outcome.run_status not in ENDED_WELL:
             why = f"run {run_id} as of {day} ended {outcome.run_status}: {outcome.message}"
             return _stopped(graph, first, last, done, day, request, why, "FAILED", ExitCode.FAILURE)
     message = f"{graph.code}: backfill {first}:{last} done, {total} run(s)"

@@ -11,12 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from etl_craft.core.enums import ENDED_TASK
 from etl_craft.engine import runlog
 from etl_craft.engine.runlog import RunRow, TaskRunRow
 from etl_craft.execution.graph import Graph
 from etl_craft.services.context import OperationContext
-
-TERMINAL = frozenset({"SUCCESS", "FAILED", "SKIPPED", "CANCELLED"})
 
 
 @dataclass(frozen=True)
@@ -94,7 +93,7 @@ class RunWatcher:
         node = self.graph.tasks.get(task_id)
         code = node.code if node else str(task_id)
         where = f"[batch {self.batch}] {self.graph.code}.{code}"
-        if status in TERMINAL:
+        if status in ENDED_TASK:
             seconds = elapsed(task_run.start_date, task_run.end_date)
             detail = status
             if status == "SUCCESS":

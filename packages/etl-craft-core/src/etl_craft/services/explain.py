@@ -18,7 +18,7 @@ from etl_craft.engine import runlog
 from etl_craft.engine import tables as t
 from etl_craft.engine.runlog import AttemptRow, PauseRow, RunRow, TaskRunRow
 from etl_craft.execution.graph import Graph, TaskNode, load_graph
-from etl_craft.execution.readiness import NOT_RUN, Phase, TaskState, Verdict, edge_verdict
+from etl_craft.execution.readiness import NOT_RUN, Decision, Phase, TaskState, Verdict, decide, edge_verdict
 from etl_craft.services.context import OperationContext
 from etl_craft.services.selection import RunSelector, selected_run
 from etl_craft.services.views import AttemptView
@@ -131,15 +131,43 @@ def _dependencies(snapshot: Snapshot) -> tuple[list[DependencyView], list[str], 
     return views, pending, blocked
 
 
+def scheduler_view(snapshot: Snapshot) -> tuple[Decision, Decision]:
+    """What the scheduler decides for the run's tasks as things stand, and once nothing else can start
+    (a FAILED upstream is final then): explain reports the scheduler's own judgement, never its own."""
+    states = {task_id: _phase(snapshot, task_id) for task_id in snapshot.graph.tasks}
+    return decide(snapshot.graph, states), decide(snapshot.graph, states, failure_final=True)
+
+
+def _not_run(snapshot: Snapshot, run_cmd: str, pending: list[str], blocked: list[str]) -> tuple[str, str]:
+    """The state and next action of a task that has not run under a run that goes on."""
+    task_id = snapshot.task.task_id
+    now, final = scheduler_view(snapshot)
+    if task_id in now.skipped:
+        return "unsatisfiable", (
+            f"{now.skipped[task_id]}; it will not run under this run: a new run, or --force, runs it"
+        )
+    if task_id in final.skipped:
+        failed = blocked or _failed_tasks(snapshot)
+        return "blocked by a failure", (
+            f"rerun {', '.join(failed)} ({run_cmd} --task_code {failed[0]} --rerun --reason ...), or let the run end"
+        )
+    if task_id in now.ready:
+        return "not run", f"it is ready: {run_cmd} starts it"
+    return "not run", f"it runs once {', '.join(pending + blocked) or 'its upstream tasks'} finish(es)"
+
+
+def _failed_tasks(snapshot: Snapshot) -> list[str]:
+    """The FAILED tasks of the run, when a failure blocks a task only through the tasks between them."""
+    failed = [snapshot.graph.tasks[tid].code for tid, row in snapshot.task_runs.items() if row.status == "FAILED"]
+    return sorted(failed) or ["the failed task"]
+
+
 def explain(snapshot: Snapshot) -> Explanation:
     task, run = snapshot.task, snapshot.run
     pipeline = snapshot.graph.code
     row = snapshot.task_runs.get(task.task_id)
     status = row.status if row else "NOT RUN"
     dependencies, pending, blocked = _dependencies(snapshot)
-    met = sum(1 for d in dependencies if d.met)
-    cross = sum(1 for d in dependencies if d.met is None)
-    possible = met + len(pending) + cross  # what can still be met, leaving the failed upstreams aside
     own_waits = tuple(w for w in snapshot.waits if w.task_id == task.task_id)
     live_wait = next((w for w in own_waits if w.next_check_at is not None), None)
     queued = next((a for a in reversed(snapshot.attempts) if a.status == "QUEUED"), None)
@@ -181,20 +209,8 @@ def explain(snapshot: Snapshot) -> Explanation:
             f"it looks again at {live_wait.next_check_at:%Y-%m-%d %H:%M:%S}Z, "
             f"until {live_wait.wait_until:%Y-%m-%d %H:%M:%S}Z"
         )
-    elif possible + len(blocked) < task.required:
-        state, action = (
-            "unsatisfiable",
-            "its dependencies can no longer be met under this run; a new run, or --force, runs it",
-        )
-    elif blocked and possible < task.required:
-        state = "blocked by a failure"
-        action = (
-            f"rerun {', '.join(blocked)} ({run_cmd} --task_code {blocked[0]} --rerun --reason ...), or let the run end"
-        )
-    elif pending or blocked:
-        state, action = "not run", f"it runs once {', '.join(pending + blocked)} finish(es)"
     else:
-        state, action = "not run", f"it is ready: {run_cmd} starts it"
+        state, action = _not_run(snapshot, run_cmd, pending, blocked)
     return Explanation(
         pipeline=pipeline,
         task=task.code,

@@ -27,7 +27,6 @@ from etl_craft.services.context import OperationContext
 from etl_craft.services.selection import RunSelector, required_run
 from etl_craft.services.views import OperationResult, RunView, TaskRunView
 
-OWNED = ("CLAIMED", "RUNNING")
 OPERATOR_ACTIONS = ("MARK", "NEW_RUN")  # a task row these left is the operator's, not the engine's
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from etl_craft.core.clock import utc_now
-from etl_craft.core.enums import RunStatus
+from etl_craft.core.enums import OWN_TASK_END, OWNED_ATTEMPT, RunStatus
 from etl_craft.core.errors import RunStateError, UsageError
 from etl_craft.engine import runlog, transitions
 from etl_craft.engine.runlog import AttemptRow, PipelineRow, RunRow
@@ -20,7 +20,6 @@ from etl_craft.execution.reconcile import reconcile
 from etl_craft.services.actions import record_request
 from etl_craft.services.context import OperationContext
 from etl_craft.services.interventions import (
-    OWNED,
     Resets,
     codes_of_task_runs,
     describe_attempt,
@@ -36,8 +35,6 @@ from etl_craft.services.interventions import (
 )
 from etl_craft.services.selection import RunSelector, required_run
 from etl_craft.services.views import OperationResult
-
-MARK_STATUSES = ("SUCCESS", "FAILED", "SKIPPED")
 
 
 @dataclass(frozen=True)
@@ -62,7 +59,7 @@ class MarkRequest:
     def check(self) -> None:
         required_reason(self.reason, "mark")
         rules = [
-            (self.status not in MARK_STATUSES, f"--status {self.status}", "one of " + ", ".join(MARK_STATUSES)),
+            (self.status not in OWN_TASK_END, f"--status {self.status}", "one of " + ", ".join(OWN_TASK_END)),
             (self.stale and self.task_code is None, "--stale without --task_code", "--stale with --task_code"),
             (self.rows is not None and self.task_code is None, "--rows without --task_code", "--rows with a task"),
             (self.new_run and self.stale, "--new-run with --stale", "--stale only on an existing run"),
@@ -103,7 +100,7 @@ def _mark_run(ctx: OperationContext, pipeline: PipelineRow, run: RunRow, request
     run_id = run.pipeline_run_id
     now = utc_now()
     with ctx.db.read() as conn:
-        owned = [a for rows in runlog.attempts_of_run(conn, run_id).values() for a in rows if a.status in OWNED]
+        owned = [a for rows in runlog.attempts_of_run(conn, run_id).values() for a in rows if a.status in OWNED_ATTEMPT]
         codes = codes_of_task_runs(conn, run_id)
     if owned or (run.status == "IN-PROGRESS" and live_owner(run, now)):
         if owned:
@@ -154,7 +151,7 @@ def _mark_task(
             for lost in report.lost
         ]
     attempts = _task_attempts(ctx, run_id, node.task_id)
-    owned = [a for a in attempts if a.status in OWNED]
+    owned = [a for a in attempts if a.status in OWNED_ATTEMPT]
     queued = [a for a in attempts if a.status == "QUEUED"]
     if owned or (queued and not request.stale):
         live = "; ".join(describe_attempt(a, node.code) for a in owned + queued)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from etl_craft.core.clock import utc_now
-from etl_craft.core.enums import InterventionAction
+from etl_craft.core.enums import ENDED_WELL, UNFINISHED_RUN, InterventionAction
 from etl_craft.core.errors import ExitCode, RunStateError, StaleTransitionError
 from etl_craft.engine import runlog, transitions
 from etl_craft.engine.runlog import RunRow
@@ -45,7 +45,7 @@ def orchestrated_task(
     """Remote mode: the orchestrator decided the task runs now (it owns dependencies and retries).
     A task cleared in an older DAG run reopens that exact run (its key), never the newest (B11)."""
     node = graph.tasks[task_id]
-    if run.status not in ("IN-PROGRESS", "QUEUED"):
+    if run.status not in UNFINISHED_RUN:
         if run.status == "CANCELLED":
             raise RunStateError(
                 f"run {run.pipeline_run_id}",
@@ -88,7 +88,7 @@ def orchestrated_task(
     if outcome.ending is Ending.SETTLED:
         state = outcome.states.get(task_id)
         task_status = state.phase.value if state else "NOT RUN"
-        code = ExitCode.SUCCESS if task_status in ("SUCCESS", "SKIPPED") else ExitCode.FAILURE
+        code = ExitCode.SUCCESS if task_status in ENDED_WELL else ExitCode.FAILURE
         message = summary(graph.pipeline, run.pipeline_run_id, "IN-PROGRESS", f"{node.code} {task_status}")
         return result(ctx, graph.pipeline, task_status, message, code, run.pipeline_run_id, task_id, node.code)
     return ending_result(ctx, graph.pipeline, run.pipeline_run_id, outcome, task_id, node.code)
@@ -136,7 +136,7 @@ def repair(
     now = utc_now()
     try:
         with ctx.db.write() as conn:
-            if run.status not in ("IN-PROGRESS", "QUEUED"):
+            if run.status not in UNFINISHED_RUN:
                 transitions.reopen_run(
                     conn, run_id, actor=ctx.actor, reason=request.reason or "--force", now=now, task_id=task_id
                 )

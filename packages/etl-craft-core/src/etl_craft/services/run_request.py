@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
+from etl_craft.core.enums import ENDED_WELL
 from etl_craft.core.errors import ExitCode, UsageError
 from etl_craft.engine import runlog
 from etl_craft.engine.runlog import PipelineRow
@@ -174,7 +175,7 @@ def ending_result(
     task_code: str | None = None,
 ) -> OperationResult:
     if outcome.ending is Ending.FINISHED:
-        ok = outcome.run_status in ("SUCCESS", "SKIPPED")
+        ok = outcome.run_status in ENDED_WELL
         code = ExitCode.SUCCESS if ok else ExitCode.FAILURE
         status = outcome.run_status
     elif outcome.ending is Ending.CANCELLED:

@@ -8,7 +8,7 @@ its tasks' statuses: tasks never started are recorded SKIPPED ("not run by the o
 from __future__ import annotations
 
 from etl_craft.core.clock import utc_now
-from etl_craft.core.enums import RunStatus, TriggerKind
+from etl_craft.core.enums import UNFINISHED_RUN, RunStatus, TriggerKind
 from etl_craft.core.errors import ExitCode, RunStateError, StaleTransitionError
 from etl_craft.engine import locks, runlog, transitions
 from etl_craft.engine.runlog import PipelineRow
@@ -38,7 +38,7 @@ def init_only(
     now = utc_now()
     with locks.hold(ctx.db, admit_lock(pipeline.pipeline_id), timeout=60.0), ctx.db.write() as conn:
         run = selected_run(conn, pipeline, RunSelector(request.run_id, request.run_key))
-        if run is not None and run.status not in ("IN-PROGRESS", "QUEUED"):
+        if run is not None and run.status not in UNFINISHED_RUN:
             if not request.run_key:
                 raise RunStateError(
                     f"run {run.pipeline_run_id} of {pipeline.pipeline_code}",

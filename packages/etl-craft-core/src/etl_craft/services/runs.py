@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from etl_craft.core.clock import utc_now
-from etl_craft.core.enums import InterventionAction, RunStatus, TriggerKind
+from etl_craft.core.enums import ENDED_WELL, UNFINISHED_RUN, InterventionAction, RunStatus, TriggerKind
 from etl_craft.core.errors import ExitCode, RunRefusedError, RunStateError, StaleTransitionError
 from etl_craft.engine import locks, runlog, transitions
 from etl_craft.engine.runlog import PipelineRow, RunRow
@@ -157,7 +157,7 @@ def _not_admitted(ctx: OperationContext, pipeline: PipelineRow, admitted: Admitt
 
 
 def _refuse_unresumable(pipeline: PipelineRow, run: RunRow | None, request: RunRequest) -> None:
-    if run is not None and run.status not in ("IN-PROGRESS", "QUEUED"):
+    if run is not None and run.status not in UNFINISHED_RUN:
         raise RunStateError(
             f"run {run.pipeline_run_id} of {pipeline.pipeline_code}",
             found=f"it ended {run.status}",
@@ -231,7 +231,7 @@ def _task_run(
             node.task_id,
             node.code,
         )
-    if not repair and status in ("SUCCESS", "SKIPPED"):
+    if not repair and status in ENDED_WELL:
         return result(
             ctx,
             pipeline,
@@ -249,7 +249,7 @@ def _task_run(
             expected="a run that can be repaired",
             remedy=f"start a new run: etl-craft run --pipeline_code {pipeline.pipeline_code}",
         )
-    if run.status not in ("IN-PROGRESS", "QUEUED") and not repair:
+    if run.status not in UNFINISHED_RUN and not repair:
         raise RunStateError(
             f"run {run_id} of {pipeline.pipeline_code}",
             found=f"it ended {run.status}",
@@ -278,7 +278,7 @@ def _task_run(
     if outcome.ending is Ending.SETTLED:
         state = outcome.states.get(node.task_id)
         task_status = state.phase.value if state else "NOT RUN"
-        code = ExitCode.SUCCESS if task_status in ("SUCCESS", "SKIPPED") else ExitCode.FAILURE
+        code = ExitCode.SUCCESS if task_status in ENDED_WELL else ExitCode.FAILURE
         message = f"{node.code} {task_status}"
         return result(
             ctx,

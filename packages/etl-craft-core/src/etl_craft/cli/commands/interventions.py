@@ -7,12 +7,13 @@ import argparse
 from etl_craft.cli.commands.run import add_run_selector
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit
+from etl_craft.core.enums import OWN_TASK_END
 
 
 def _configure_mark(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pipeline_code", required=True, metavar="CODE")
     parser.add_argument("--task_code", metavar="CODE", help="the task to mark; without it the run itself is marked")
-    parser.add_argument("--status", required=True, choices=("SUCCESS", "FAILED", "SKIPPED"))
+    parser.add_argument("--status", required=True, choices=OWN_TASK_END)
     parser.add_argument("--reason", required=True, help="why (recorded with the change)")
     parser.add_argument(
         "--rows", type=int, metavar="N", help="rows the task wrote (HAS_DATA dependents need it to see data)"
