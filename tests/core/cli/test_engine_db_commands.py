@@ -32,7 +32,11 @@ def test_init_db_creates_the_engine_db_and_records_who_asked(empty_project) -> N
     assert again.returncode == 0, again
     doc = again.json()
     assert doc["schema"] == "etl-craft/init-db/1"
-    assert doc["created"] is False and doc["engine_migrations"] == ["0001_initial.sql", "0002_alert_deliveries.sql"]
+    assert doc["created"] is False and doc["engine_migrations"] == [
+        "0001_initial.sql",
+        "0002_alert_deliveries.sql",
+        "0003_project_sql_guards.sql",
+    ]
     db = empty_project.open_db()
     with db.read() as conn:
         actions = conn.execute(sa.select(t.aud_actions)).all()
@@ -89,8 +93,11 @@ def test_an_edited_migration_stops_migrate_with_exit_13_naming_the_file(project)
 
 def test_commands_refuse_an_engine_db_that_was_never_created(empty_project) -> None:
     result = run_cli("migrate", env=empty_project.env())
-    assert result.returncode == 12
+    # A SQLite file that isn't there is a configuration pointing nowhere (3); an empty PostgreSQL
+    # schema is an Engine DB without tables (12). Neither is created.
+    assert result.returncode == (3 if empty_project.dialect == "sqlite" else 12), result
     assert "etl-craft init-db" in result.stderr
+    assert not (empty_project.root / "engine.db").exists()
 
 
 def test_doctor_passes_on_a_current_engine_db(project) -> None:
@@ -99,7 +106,11 @@ def test_doctor_passes_on_a_current_engine_db(project) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == f"[OK  ] Configuration: loaded {project.config_path}"
     assert lines[1].startswith("[OK  ] Engine DB connection: ")
-    assert lines[2] == "[OK  ] Engine DB tables and migrations: 2 ENGINE migration(s) applied"
+    assert lines[2] in (
+        f"[OK  ] Engine DB file: {project.root / 'engine.db'} reads whole and accepts writes",
+        "[OK  ] Engine DB writable: the session accepts writes",
+    )
+    assert lines[3] == "[OK  ] Engine DB tables and migrations: 3 ENGINE migration(s) applied"
     assert lines[-1].endswith("0 failed")
 
 
@@ -112,7 +123,11 @@ def test_doctor_json_is_the_service_document(project) -> None:
 def test_doctor_fails_on_an_engine_db_without_tables(empty_project) -> None:
     result = run_cli("doctor", env=empty_project.env())
     assert result.returncode == 1
-    assert "[FAIL] Engine DB tables and migrations: no etl-craft tables" in result.stdout
+    if empty_project.dialect == "sqlite":
+        assert f"[FAIL] Engine DB connection: the Engine DB {empty_project.root / 'engine.db'}" in result.stdout
+        assert "found no such file" in result.stdout and not (empty_project.root / "engine.db").exists()
+    else:
+        assert "[FAIL] Engine DB tables and migrations: no etl-craft tables" in result.stdout
 
 
 def test_doctor_fails_on_pending_project_migrations(project) -> None:

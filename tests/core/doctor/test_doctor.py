@@ -28,7 +28,7 @@ def local(tmp_path: Path) -> Iterator[Project]:
 
     project = Project(tmp_path, "sqlite")
     project.write_config()
-    migrations.init_db(project.open_db())
+    migrations.init_db(project.open_db(create=True))
     yield project
     project.close()
 

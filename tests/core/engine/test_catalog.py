@@ -289,7 +289,7 @@ def test_the_packaged_schema_files_are_the_rendered_description(dialect: str) ->
 
 
 def test_migrating_from_the_first_migration_gives_the_catalog_of_schema_sql(empty_project, dialect: str) -> None:
-    fresh = empty_project.open_db()
+    fresh = empty_project.open_db(create=True)
     migrations.init_db(fresh)
     with fresh.read() as conn:
         expected = read_catalog(conn, dialect)
@@ -306,7 +306,7 @@ def test_migrating_from_the_first_migration_gives_the_catalog_of_schema_sql(empt
         other = Project(empty_project.root / "stepwise", dialect, target)
         other.root.mkdir()
         other.write_config()
-        db = other.open_db()
+        db = other.open_db(create=True)
         with db.write() as conn:
             for migration in migrations.packaged_migrations(dialect):
                 db.dialect.execute_script(conn, migration.sql)

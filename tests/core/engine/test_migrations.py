@@ -249,7 +249,7 @@ def test_the_longest_allowed_code_is_accepted(engine_db) -> None:
 
 
 def test_init_db_twice_changes_nothing(empty_project, dialect: str) -> None:
-    db = empty_project.open_db()
+    db = empty_project.open_db(create=True)
     first = migrations.init_db(db)
     with db.read() as conn:
         before = read_catalog(conn, dialect)
@@ -264,7 +264,7 @@ def test_init_db_twice_changes_nothing(empty_project, dialect: str) -> None:
 
 
 def test_init_db_refuses_a_database_holding_other_tables_unless_forced(empty_project) -> None:
-    db = empty_project.open_db()
+    db = empty_project.open_db(create=True)
     with db.write() as conn:
         conn.exec_driver_sql("CREATE TABLE customer_notes (id INTEGER)")
     with pytest.raises(EngineDbError) as caught:
@@ -283,7 +283,7 @@ def test_commands_refuse_an_engine_db_with_pending_engine_migrations(engine_db) 
 
 
 def test_commands_refuse_an_engine_db_without_tables(empty_project) -> None:
-    db = empty_project.open_db()
+    db = empty_project.open_db(create=True)
     with pytest.raises(EngineDbError) as caught:
         migrations.require_current(db)
     assert "etl-craft init-db" in caught.value.message

@@ -28,7 +28,7 @@ def scene_project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     else:
         project = Project(root, "sqlite")
         project.write_config()
-        migrations.init_db(project.open_db())
+        migrations.init_db(project.open_db(create=True))
         yield project
         project.close()
 

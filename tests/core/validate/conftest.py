@@ -79,6 +79,6 @@ def vp(tmp_path: Path) -> Iterator[ValidateProject]:
     """On SQLite: the rules read rows, and both Engine DB dialects read them the same way."""
     project = Project(tmp_path, "sqlite")
     project.write_config()
-    migrations.init_db(project.open_db())
+    migrations.init_db(project.open_db(create=True))
     yield ValidateProject(project)
     project.close()

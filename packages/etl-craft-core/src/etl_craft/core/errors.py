@@ -103,6 +103,10 @@ class ConfigurationError(EtlCraftError):
     retryable = False
 
 
+class MissingEngineDbError(ConfigurationError):
+    """The configured Engine DB does not exist (yet): only init-db, setup and demo create one."""
+
+
 class MetadataError(EtlCraftError):
     exit_code = ExitCode.METADATA
     retryable = False

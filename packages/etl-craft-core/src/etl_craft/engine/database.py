@@ -67,14 +67,14 @@ class EngineDb:
 
     @contextmanager
     def write(self) -> Iterator[sa.Connection]:
-        with self.engine.connect() as raw:
+        with self.failures(), self.engine.connect() as raw:
             conn = self.dialect.write_connection(raw)
             with conn.begin():
                 yield conn
 
     @contextmanager
     def read(self) -> Iterator[sa.Connection]:
-        with self.engine.connect() as raw:
+        with self.failures(), self.engine.connect() as raw:
             # Only writes consult the acting identity (the audit triggers), so a read transaction
             # skips the round trip that sets it: reads are most of the overseer's work.
             conn = self.dialect.read_connection(raw.execution_options(etl_craft_reads_only=True))
@@ -85,10 +85,22 @@ class EngineDb:
     def snapshot(self) -> Iterator[sa.Connection]:
         """A read-only transaction that sees one consistent state across all its queries (inspection:
         status, explain)."""
-        with self.engine.connect() as raw:
+        with self.failures(), self.engine.connect() as raw:
             conn = self.dialect.snapshot_connection(raw)
             with conn.begin():
                 yield conn
+
+    @contextmanager
+    def failures(self) -> Iterator[None]:
+        """An Engine DB that can't be used at all (read-only, damaged, locked) is one clear error, not
+        a driver's traceback; every other error reaches the caller as it was."""
+        try:
+            yield
+        except sa.exc.DBAPIError as error:
+            unusable = self.dialect.failure(self, error)
+            if unusable is None:
+                raise
+            raise unusable from error
 
     def dispose(self) -> None:
         self.engine.dispose()
@@ -97,7 +109,9 @@ class EngineDb:
         return {"dialect": self.dialect.name, "url": self.display_url, "schema": self.schema}
 
 
-def open_engine_db(config: ConnectorConfig, *, pooled: bool = True, check: bool = True, ping: bool = True) -> EngineDb:
+def open_engine_db(
+    config: ConnectorConfig, *, pooled: bool = True, check: bool = True, ping: bool = True, create: bool = False
+) -> EngineDb:
     """Connect to the configured Engine DB, checking what must hold before any command uses it.
 
     `pooled=False` gives a NullPool engine (one connection per transaction). `check=False` skips the
@@ -105,6 +119,8 @@ def open_engine_db(config: ConnectorConfig, *, pooled: bool = True, check: bool 
     `ping=False` skips the round trip that tests a pooled connection before each transaction, for a
     process that retries connection errors itself (the overseer, a task process): a connection the
     server dropped then fails once, SQLAlchemy discards the pool, and the retry connects afresh.
+    `create=True` (init-db, setup, demo) lets a missing SQLite file be created; anything else refuses
+    to work on an Engine DB that isn't there, instead of starting an empty one.
     """
     from etl_craft.engine.dialects import ENGINE_DIALECTS
 
@@ -117,4 +133,4 @@ def open_engine_db(config: ConnectorConfig, *, pooled: bool = True, check: bool 
             expected="jdbc:sqlite:<file> or jdbc:postgresql://host[:port]/database",
             remedy="point the Engine section at a SQLite file or a PostgreSQL database",
         )
-    return dialect.open(config, profile, pooled=pooled, check=check, ping=ping)
+    return dialect.open(config, profile, pooled=pooled, check=check, ping=ping, create=create)

@@ -12,6 +12,8 @@ from etl_craft.core.enums import ENDED_ATTEMPT
 from etl_craft.engine.tables import (
     GUARD_APPEND_ONLY,
     GUARD_ATTEMPTS,
+    METADATA_TABLES,
+    PROJECT_SQL,
     STAMP_COLUMNS,
     TABLE_SPECS,
     Col,
@@ -108,7 +110,25 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
             MESSAGE = format('%%s is written only by etl-craft; %%s', upper(TG_TABLE_NAME), TG_ARGV[0]);
     END IF;
+    -- A project migration's own statements (depth 1) write metadata only; the rows the metadata
+    -- triggers record on their behalf (depth 2) are etl-craft's.
+    IF current_setting('etl_craft.purpose', true) = '%(project_sql)s' AND pg_trigger_depth() = 1
+            AND upper(TG_TABLE_NAME) NOT IN (%(metadata)s) THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = format('%%s is written only by etl-craft: a project migration writes only the metadata'
+                             ' tables (CFG_PIPELINES, CFG_TASKS, ...)', upper(TG_TABLE_NAME));
+    END IF;
     RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION etl_craft_ddl_guard() RETURNS event_trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF current_setting('etl_craft.purpose', true) = '%(project_sql)s' THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = format('%%s refused: a project migration writes rows of the metadata tables only',
+                             tg_tag);
+    END IF;
 END
 $fn$;
 
@@ -195,6 +215,20 @@ $fn$;
 """
 
 
+# An event trigger refuses DDL from a project migration. Creating one takes a superuser, so it is
+# created only when the migrating login is one; doctor says when it is missing (and how to add it).
+PG_DDL_GUARD = """
+DO $do$
+BEGIN
+    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        EXECUTE format('CREATE EVENT TRIGGER %I ON ddl_command_start EXECUTE FUNCTION %I.etl_craft_ddl_guard()',
+                       'etl_craft_ddl_guard_' || current_schema(), current_schema());
+    END IF;
+END
+$do$;
+"""
+
+
 def _pg_array(values: tuple[str, ...]) -> str:
     return "ARRAY[" + ", ".join(f"'{v}'" for v in values) + "]"
 
@@ -248,12 +282,21 @@ def _sqlite_json(alias: str, spec: TableSpec) -> str:
 def _sqlite_triggers(spec: TableSpec) -> Iterator[str]:
     name, table = spec.name.lower(), spec.name
     refusal = f"{table} is written only by etl-craft; {spec.remedy}"
+    project_refusal = f"{table} is written only by etl-craft: a project migration writes only the metadata tables"
+    # A project migration's statements write metadata only. Its metadata changes are recorded by
+    # triggers, which SQLite can't tell from a direct write: the authorizer etl-craft sets while
+    # project SQL runs refuses those (dialects/sqlite.py).
+    project = (
+        f"    SELECT RAISE(ABORT, '{project_refusal}') WHERE etl_craft_purpose() IS '{PROJECT_SQL}';\n"
+        if table not in (*METADATA_TABLES, "AUD_METADATA_CHANGES")
+        else ""
+    )
     for event in ("INSERT", "UPDATE", "DELETE"):
         # A connection that is not etl-craft's has no etl_craft_actor() function, so the trigger
         # cannot even run: SQLite refuses with "no such function: etl_craft_actor".
         yield (
             f"CREATE TRIGGER tr_{name}_guard_{event.lower()} BEFORE {event} ON {table}\n"
-            f"BEGIN\n    SELECT RAISE(ABORT, '{refusal}') WHERE etl_craft_actor() IS NULL;\nEND;\n"
+            f"BEGIN\n    SELECT RAISE(ABORT, '{refusal}') WHERE etl_craft_actor() IS NULL;\n{project}END;\n"
         )
     append_only = f"{table} is append-only: its rows are never changed or removed"
     events = {GUARD_APPEND_ONLY: ("UPDATE", "DELETE"), GUARD_ATTEMPTS: ("DELETE",)}.get(spec.guard, ())
@@ -326,8 +369,11 @@ def render_schema(dialect: str) -> str:
                 "terminal": terminal,
                 "stamps": _pg_array(tuple(c.lower() for c in STAMP_COLUMNS)),
                 "upper_stamps": _pg_array(STAMP_COLUMNS),
+                "project_sql": PROJECT_SQL,
+                "metadata": ", ".join(f"'{name}'" for name in METADATA_TABLES),
             }
         )
+        parts.append(PG_DDL_GUARD)
         for spec in TABLE_SPECS:
             parts.append("\n")
             parts.extend(_pg_triggers(spec))

@@ -45,6 +45,11 @@ def schema_sql(dialect: str) -> str:
     return _sql_dir(dialect).joinpath("schema.sql").read_text(encoding="utf-8")
 
 
+def guard_trigger_names(dialect: str) -> set[str]:
+    """Every trigger the packaged schema creates: the guards that make etl-craft the only writer."""
+    return {name.lower() for name in re.findall(r"^CREATE TRIGGER (\w+)", schema_sql(dialect), re.M)}
+
+
 def packaged_migrations(dialect: str) -> list[MigrationFile]:
     folder = _sql_dir(dialect).joinpath("migrations")
     files = sorted((f for f in folder.iterdir() if f.name.endswith(".sql")), key=lambda f: f.name)
@@ -235,27 +240,43 @@ def migrate(
             require_current(db)
         with db.read() as conn:
             applied = _applied(conn)
+        pending_project = [m for m in files if (MigrationSource.PROJECT.value, m.version) not in applied]
         if project_directory:
             _check_project_history(applied, files, project_directory)
+            _check_project_statements(db, pending_project, project_directory)
         pending_engine = [m for m in packaged_migrations(db.dialect.name) if m.version in state.pending_engine]
         for migration in pending_engine:
             announce(migration)
             _apply(db, migration)
             engine_done.append(migration.version)
-        for migration in files:
-            if (MigrationSource.PROJECT.value, migration.version) in applied:
-                continue
+        for migration in pending_project:
             announce(migration)
             _apply(db, migration)
             project_done.append(migration.version)
     return MigrateResult(tuple(engine_done), tuple(project_done), str(project_directory) if project_directory else None)
 
 
+def _check_project_statements(db: EngineDb, pending: list[MigrationFile], directory: Path) -> None:
+    """Every statement of every pending file is read before the first one runs (project_sql.py)."""
+    from etl_craft.engine.project_sql import check_project_migration  # sqlglot: only when migrating
+
+    for migration in pending:
+        check_project_migration(migration.sql, db.dialect.sqlglot_dialect, str(directory / migration.version))
+
+
 def _apply(db: EngineDb, migration: MigrationFile) -> None:
-    marker = migration.version if migration.source is MigrationSource.PROJECT else f"engine:{migration.version}"
+    """Run one migration and record it, in one transaction. A project migration's statements run as
+    project SQL, which the database lets write metadata tables only (what _check_project_statements
+    also checked, before anything ran)."""
+    project = migration.source is MigrationSource.PROJECT
+    marker = migration.version if project else f"engine:{migration.version}"
     try:
         with recording_migration(marker), db.write() as conn:
-            db.dialect.execute_script(conn, migration.sql)
+            if project:
+                with db.dialect.project_statements(conn):
+                    db.dialect.execute_script(conn, migration.sql)
+            else:
+                db.dialect.execute_script(conn, migration.sql)
             _record(conn, migration)
     except sa.exc.DBAPIError as exc:
         detail = str(exc.orig).strip() if exc.orig else str(exc)

@@ -751,6 +751,11 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
 )
 
 SPECS_BY_NAME = {spec.name: spec for spec in TABLE_SPECS}
+# The tables project migrations write (the pipelines' metadata); every other table is etl-craft's own.
+METADATA_TABLES = tuple(spec.name for spec in TABLE_SPECS if spec.tracks_metadata)
+# The purpose marking a transaction's statements as a project migration's: the guards refuse their
+# writes to any table but the metadata tables (and their recorded changes, written by the triggers).
+PROJECT_SQL = "project-sql"
 
 
 class UtcDateTime(sa.types.TypeDecorator[datetime]):

@@ -29,11 +29,13 @@ def load_configuration(explicit: str | None, environ: Mapping[str, str] | None =
     return load_config(find_config(explicit, env, Path.cwd()), env)
 
 
-def open_context(explicit_config: str | None, *, require_schema: bool = True, ping: bool = True) -> OperationContext:
+def open_context(
+    explicit_config: str | None, *, require_schema: bool = True, ping: bool = True, create: bool = False
+) -> OperationContext:
     """Load the config, connect to the Engine DB and, unless told otherwise, check its schema is current.
-    `ping` is open_engine_db's."""
+    `ping` and `create` are open_engine_db's: only init-db, setup and demo create an Engine DB."""
     config = load_configuration(explicit_config)
-    db = open_engine_db(config, ping=ping)
+    db = open_engine_db(config, ping=ping, create=create)
     try:
         if require_schema:
             migrations.require_current(db)

@@ -95,7 +95,7 @@ def setup(explicit_config: str | None, migrations_dir: str | None, announce: Ann
     report = run_checks(explicit_config, include_schema=False)
     if report.failed:
         return SetupView(False, report, None, None, "a check failed, so nothing was changed")
-    ctx = open_context(explicit_config, require_schema=False)
+    ctx = open_context(explicit_config, require_schema=False, create=True)
     try:
         init = init_db(ctx)
         migrated = migrate(ctx, migrations_dir, announce)

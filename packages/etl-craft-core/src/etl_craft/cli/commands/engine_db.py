@@ -27,7 +27,7 @@ def _run_init_db(args: argparse.Namespace) -> int:
     from etl_craft.services import setup
     from etl_craft.services.context import open_context
 
-    ctx = open_context(args.config, require_schema=False)
+    ctx = open_context(args.config, require_schema=False, create=True)
     try:
         view = setup.init_db(ctx, force=args.force)
     finally:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 import sqlalchemy as sa
 
 from etl_craft.core.checks import CheckResult
+from etl_craft.core.errors import EngineDbError
 
 if TYPE_CHECKING:
     from sqlalchemy.dialects import postgresql, sqlite
@@ -39,6 +40,8 @@ class EngineDialect:
     # The JDBC subprotocol of the Engine jdbc_url, and SQLAlchemy's name for the database.
     name: ClassVar[str]
     display_name: ClassVar[str]
+    # sqlglot's name for the database's SQL (project migrations are read with it).
+    sqlglot_dialect: ClassVar[str]
     # Modules a task process needs to reach the Engine DB; the fork server imports them once.
     driver_modules: ClassVar[tuple[str, ...]]
     # Several hosts can share this Engine DB (remote mode, workers); a SQLite file serves one machine.
@@ -48,9 +51,26 @@ class EngineDialect:
 
     # -- connections ----------------------------------------------------------------------------
     def open(
-        self, config: ConnectorConfig, profile: ConnectionProfile, *, pooled: bool, check: bool, ping: bool
+        self,
+        config: ConnectorConfig,
+        profile: ConnectionProfile,
+        *,
+        pooled: bool,
+        check: bool,
+        ping: bool,
+        create: bool,
     ) -> EngineDb:
+        """Connect; `create` lets a file database be created (init-db, setup and demo only)."""
         raise NotImplementedError
+
+    def failure(self, db: EngineDb, error: sa.exc.DBAPIError) -> EngineDbError | None:
+        """The Engine DB itself is unusable (read-only, damaged, locked, full): the error that says so
+        in one line, with the remedy; None for any other error, which its caller handles."""
+        return None
+
+    def health_checks(self, db: EngineDb) -> list[CheckResult]:
+        """doctor: whether the Engine DB can be read whole and written."""
+        return []
 
     def write_connection(self, conn: sa.Connection) -> sa.Connection:
         """The connection a write transaction begins on (its options set)."""
@@ -80,8 +100,17 @@ class EngineDialect:
         """Run a whole SQL script inside the connection's open transaction."""
         raise NotImplementedError
 
+    def project_statements(self, conn: sa.Connection) -> AbstractContextManager[None]:
+        """Run the block's statements as a project migration's, in the transaction of `conn`: the
+        database refuses any write of theirs but to metadata tables (and DDL, where it can)."""
+        raise NotImplementedError
+
     def table_names(self, conn: sa.Connection) -> list[str]:
         """The tables of the Engine DB's schema (or file), in upper case and in order."""
+        raise NotImplementedError
+
+    def trigger_names(self, conn: sa.Connection) -> set[str]:
+        """The triggers on the Engine DB's tables, in lower case (doctor checks every guard is there)."""
         raise NotImplementedError
 
     # -- locks ----------------------------------------------------------------------------------

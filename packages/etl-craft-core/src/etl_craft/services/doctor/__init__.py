@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
-from etl_craft.core.errors import EtlCraftError
+from etl_craft.core.errors import EtlCraftError, MissingEngineDbError
 from etl_craft.engine.database import EngineDb, open_engine_db
 from etl_craft.services.context import load_configuration
 from etl_craft.services.doctor import connections, engine_db, project
@@ -25,15 +25,27 @@ def _engine_checks(config: ConnectorConfig, include_schema: bool) -> tuple[list[
     name = "Engine DB connection"
     try:
         db = open_engine_db(config)
+    except MissingEngineDbError as error:
+        if include_schema:
+            return [CheckResult(name, FAIL, error.message)], None
+        return [CheckResult(name, OK, f"{error.subject} does not exist yet; setup creates it")], None
     except EtlCraftError as error:
         return [CheckResult(name, FAIL, error.message)], None
     try:
         with db.read() as conn:
             conn.exec_driver_sql("SELECT 1")
+    except EtlCraftError as error:  # an Engine DB that can't be used at all
+        db.dispose()
+        return [CheckResult(name, FAIL, error.message)], None
     except sa.exc.DBAPIError as error:
         db.dispose()
         return [CheckResult(name, FAIL, f"{db.display_url}: {error.orig}")], None
     results = [CheckResult(name, OK, f"{db.display_url} ({db.dialect.name})")]
+    health = db.dialect.health_checks(db)
+    results += health
+    if any(check.status == FAIL for check in health):
+        db.dispose()  # nothing more can be read from it
+        return results, None
     if not db.dialect.shared_by_hosts and config.orchestration.mode == "remote":
         results.append(
             CheckResult(

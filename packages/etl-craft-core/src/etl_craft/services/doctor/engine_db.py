@@ -9,6 +9,12 @@ from etl_craft.engine import migrations
 from etl_craft.engine.database import EngineDb
 
 
+def _missing_guards(db: EngineDb) -> set[str]:
+    with db.read() as conn:
+        present = db.dialect.trigger_names(conn)
+    return migrations.guard_trigger_names(db.dialect.name) - present
+
+
 def schema_check(db: EngineDb, config: ConnectorConfig) -> list[CheckResult]:
     state = migrations.schema_state(db)
     name = "Engine DB tables and migrations"
@@ -18,6 +24,18 @@ def schema_check(db: EngineDb, config: ConnectorConfig) -> list[CheckResult]:
         migrations.require_current(db)
     except EtlCraftError as error:
         return [CheckResult(name, FAIL, error.message)]
+    missing = _missing_guards(db)
+    if missing:
+        shown = ", ".join(sorted(missing)[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        return [
+            CheckResult(
+                name,
+                FAIL,
+                f"{len(missing)} guard trigger(s) are missing ({shown}): the Engine DB no longer refuses writes "
+                "that don't come through etl-craft, so its history may have been changed; restore it from a "
+                f"backup, or recreate each trigger from its CREATE TRIGGER statement in the packaged schema.sql",
+            )
+        ]
     project_dir = config.project_dir / "migrations"
     detail = f"{len(state.applied_engine)} ENGINE migration(s) applied"
     if project_dir.is_dir():

@@ -3,8 +3,8 @@ LISTEN/NOTIFY wake-ups. One module per concern: connecting, locks, listening and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import ClassVar
 
 import sqlalchemy as sa
@@ -13,17 +13,23 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.pool import NullPool
 
 from etl_craft.config.model import ConnectionProfile, ConnectorConfig
-from etl_craft.core.checks import CheckResult
-from etl_craft.core.errors import ConfigurationError
-from etl_craft.engine.database import EngineDb
+from etl_craft.core.checks import FAIL, OK, CheckResult
+from etl_craft.core.errors import ConfigurationError, EngineDbError
+from etl_craft.engine.database import EngineDb, writing_for
 from etl_craft.engine.dialects.base import EngineDialect, Listener
 from etl_craft.engine.dialects.postgresql import access, connect, locks
 from etl_craft.engine.dialects.postgresql.listen import PostgresListener
+from etl_craft.engine.tables import PROJECT_SQL
+
+_READ_ONLY_TRANSACTION = "25006"
+_DISK_FULL = "53100"
+_SET_PURPOSE = "SELECT set_config('etl_craft.purpose', %s, true)"
 
 
 class PostgresDialect(EngineDialect):
     name = "postgresql"
     display_name = "PostgreSQL"
+    sqlglot_dialect = "postgres"
     driver_modules: ClassVar[tuple[str, ...]] = (
         "psycopg",
         "sqlalchemy.dialects.postgresql.psycopg",
@@ -33,8 +39,16 @@ class PostgresDialect(EngineDialect):
     sweep_seconds = 5.0  # notifications wake an overseer; the sweep is the floor
 
     def open(
-        self, config: ConnectorConfig, profile: ConnectionProfile, *, pooled: bool, check: bool, ping: bool
+        self,
+        config: ConnectorConfig,
+        profile: ConnectionProfile,
+        *,
+        pooled: bool,
+        check: bool,
+        ping: bool,
+        create: bool,
     ) -> EngineDb:
+        # `create` has nothing to do here: etl-craft never creates a PostgreSQL database or schema.
         if not profile.schema:
             raise ConfigurationError(
                 f"craft-connector.yml: {profile.where}.schema",
@@ -57,6 +71,38 @@ class PostgresDialect(EngineDialect):
         if check:
             connect.check_reachable_and_schema(engine, profile, display)
         return EngineDb(engine=engine, dialect=self, profile=profile, display_url=display, schema=profile.schema)
+
+    def failure(self, db: EngineDb, error: sa.exc.DBAPIError) -> EngineDbError | None:
+        state = getattr(error.orig, "sqlstate", None)
+        if state == _READ_ONLY_TRANSACTION:
+            return EngineDbError(
+                f"the Engine DB at {db.display_url}",
+                found="a read-only session (transaction_read_only is on: a standby, or a read-only default)",
+                expected="a primary server that accepts writes",
+                remedy="point the Engine section at the primary, or reset default_transaction_read_only for this login",
+            )
+        if state == _DISK_FULL:
+            return EngineDbError(
+                f"the Engine DB at {db.display_url}",
+                found="a full disk on the database server",
+                expected="room to write",
+                remedy="free space on the PostgreSQL server",
+            )
+        return None
+
+    def health_checks(self, db: EngineDb) -> list[CheckResult]:
+        with db.read() as conn:
+            read_only = conn.exec_driver_sql("SHOW transaction_read_only").scalar() == "on"
+        if read_only:
+            return [
+                CheckResult(
+                    "Engine DB writable",
+                    FAIL,
+                    f"{db.display_url} answers read-only (transaction_read_only is on: a standby, or a read-only "
+                    "default); point the Engine section at the primary",
+                )
+            ]
+        return [CheckResult("Engine DB writable", OK, "the session accepts writes")]
 
     def read_connection(self, conn: sa.Connection) -> sa.Connection:
         # Each statement of a READ COMMITTED transaction sees its own snapshot, so BEGIN and COMMIT
@@ -88,15 +134,38 @@ class PostgresDialect(EngineDialect):
         except psycopg.Error as exc:
             raise sa.exc.DBAPIError.instance(sql, None, exc, psycopg.Error) from exc
 
+    @contextmanager
+    def project_statements(self, conn: sa.Connection) -> Iterator[None]:
+        # The guard triggers and the DDL guard read the purpose from the transaction's settings; where
+        # an administrator set up the migrator role, the statements also run as that role, whose
+        # privileges allow nothing but metadata writes. A statement that fails aborts the
+        # transaction, which undoes both settings with everything else.
+        with writing_for(PROJECT_SQL):
+            conn.exec_driver_sql(_SET_PURPOSE, (PROJECT_SQL,))
+            confined = bool(conn.exec_driver_sql(access.MIGRATOR_READY).scalar())
+            if confined:
+                conn.exec_driver_sql(f"SET LOCAL ROLE {access.MIGRATOR_ROLE}")
+            yield
+        if confined:
+            conn.exec_driver_sql("SET LOCAL ROLE NONE")
+        conn.exec_driver_sql(_SET_PURPOSE, ("",))
+
     def table_names(self, conn: sa.Connection) -> list[str]:
         query = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1"
         return [row[0].upper() for row in conn.exec_driver_sql(query)]
+
+    def trigger_names(self, conn: sa.Connection) -> set[str]:
+        query = (
+            "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND NOT t.tgisinternal"
+        )
+        return {row[0].lower() for row in conn.exec_driver_sql(query)}
 
     def hold(self, db: EngineDb, name: str, timeout: float | None) -> AbstractContextManager[Callable[[], bool]]:
         return locks.hold_advisory(db, name, timeout)
 
     def access_checks(self, db: EngineDb) -> list[CheckResult]:
-        return access.grants_check(db)
+        return [*access.grants_check(db), *access.project_sql_check(db)]
 
     def access_setup(self, db: EngineDb) -> list[str]:
         return access.grant_statements(db.schema or "public")

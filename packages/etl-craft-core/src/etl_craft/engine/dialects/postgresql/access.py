@@ -10,7 +10,19 @@ import sqlalchemy as sa
 
 from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
 from etl_craft.engine.database import EngineDb
-from etl_craft.engine.tables import TABLE_SPECS
+from etl_craft.engine.tables import METADATA_TABLES, TABLE_SPECS
+
+# The role project migrations run as where it is set up (setup --print-grants): it may read
+# everything and write the metadata tables only, so its privileges refuse what the checks might miss.
+MIGRATOR_ROLE = "etl_craft_migrator"
+MIGRATOR_READY = f"""
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{MIGRATOR_ROLE}')
+            AND to_regclass('cfg_pipelines') IS NOT NULL
+        THEN has_table_privilege('{MIGRATOR_ROLE}', 'cfg_pipelines', 'INSERT')
+             AND pg_has_role(current_user, '{MIGRATOR_ROLE}', 'MEMBER')
+        ELSE false END
+"""
+_DDL_GUARD = "SELECT EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'etl_craft_ddl_guard_' || current_schema())"
 
 _FOREIGN_WRITE_GRANTS = """
     SELECT c.relname, acl.privilege_type, COALESCE(g.rolname, 'PUBLIC') AS grantee, l.rolname AS login
@@ -58,8 +70,35 @@ def grants_check(db: EngineDb) -> list[CheckResult]:
     ]
 
 
+def project_sql_check(db: EngineDb) -> list[CheckResult]:
+    """What, beyond etl-craft's own check, refuses a project migration's statements that are not
+    metadata writes: the migrator role's privileges, else the DDL guard (and the guard triggers)."""
+    name = "Project migrations"
+    with db.read() as conn:
+        confined = bool(conn.exec_driver_sql(MIGRATOR_READY).scalar())
+        ddl_guard = bool(conn.exec_driver_sql(_DDL_GUARD).scalar())
+    if confined:
+        return [CheckResult(name, OK, f"run as role {MIGRATOR_ROLE}, which may write the metadata tables only")]
+    if ddl_guard:
+        return [
+            CheckResult(
+                name, OK, "the guard triggers refuse their writes to etl-craft's tables, an event trigger their DDL"
+            )
+        ]
+    return [
+        CheckResult(
+            name,
+            WARN,
+            f"only etl-craft's check of each statement refuses DDL in a project migration (no role {MIGRATOR_ROLE} "
+            "and no DDL event trigger); set up the role with the statements of etl-craft setup --print-grants",
+        )
+    ]
+
+
 def grant_statements(schema: str) -> list[str]:
-    """SQL for three PostgreSQL roles: an owner (DDL, migrations), the engine (DML) and readers."""
+    """SQL for four PostgreSQL roles: an owner (DDL, migrations), the engine (DML), the role project
+    migrations run as (metadata writes only) and readers."""
+    metadata = ", ".join(f"{schema}.{name.lower()}" for name in METADATA_TABLES)
     return [
         "-- The owner creates and migrates the Engine DB (etl-craft init-db, setup, migrate).",
         "CREATE ROLE etl_craft_owner LOGIN;",
@@ -73,6 +112,14 @@ def grant_statements(schema: str) -> list[str]:
         " GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO etl_craft_engine;",
         f"ALTER DEFAULT PRIVILEGES FOR ROLE etl_craft_owner IN SCHEMA {schema}"
         " GRANT USAGE ON SEQUENCES TO etl_craft_engine;",
+        "-- Project migrations run as this role: it reads everything and writes the metadata tables only.",
+        f"CREATE ROLE {MIGRATOR_ROLE} NOLOGIN;",
+        f"GRANT USAGE ON SCHEMA {schema} TO {MIGRATOR_ROLE};",
+        f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {MIGRATOR_ROLE};",
+        f"GRANT INSERT, UPDATE, DELETE ON {metadata} TO {MIGRATOR_ROLE};",
+        f"GRANT INSERT ON {schema}.aud_metadata_changes TO {MIGRATOR_ROLE};  -- written by the metadata triggers",
+        f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {MIGRATOR_ROLE};",
+        f"GRANT {MIGRATOR_ROLE} TO etl_craft_owner;",
         "-- People and BI tools read through a role that can't write.",
         "CREATE ROLE etl_craft_reader NOLOGIN;",
         f"GRANT USAGE ON SCHEMA {schema} TO etl_craft_reader;",
