@@ -433,7 +433,6 @@ def test_one_table_format_per_target_across_pipelines(vp: ValidateProject) -> No
     report = vp.check("a")
     finding = find(report, "FAIL", "a.w", "TABLE_FORMAT of mart.facts", "a.w (native), b.w (iceberg)")
     assert "Set the same TABLE_FORMAT on all of them" in finding.message
-    find(report, "WARN", "", "Iceberg targets: found mart.facts, where ROW_ID uniqueness is not enforced")
 
 
 def test_the_docs_site_schedule_is_a_cron_expression(vp: ValidateProject) -> None:
