@@ -324,6 +324,10 @@ def test_sql_tasks_need_the_warehouse_section_and_alerts_warn_without_email(vp: 
         (sql_task("t", SOURCE_SQL="DELETE FROM raw.orders"), ("found a DELETE statement", "one read-only SELECT")),
         (sql_task("t", SOURCE_SQL="SELECT 1 AS a; SELECT 2 AS a"), ("found 2 statements",)),
         (
+            sql_task("t", SOURCE_SQL="SELECT nextval('mart.ids') AS id"),
+            ("found a call of nextval(), which changes the warehouse's state", "(read-only rule)"),
+        ),
+        (
             sql_task("t", SOURCE_SQL="SELECT id FROM x WHERE r = $$pipeline_run_id"),
             ("PIPELINE_RUN_ID_SUBSTITUTION = true",),
         ),

@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 
 from etl_craft.config.connections import LOGIN_KEYS, refuse_keys
 from etl_craft.config.model import ConnectionProfile
-from etl_craft.config.urls import JdbcTarget, Refuse, Resolve, refuse_credentials, shown_url
+from etl_craft.config.urls import JdbcTarget, Refuse, Resolve, refuse_credentials, shown_url, url_kind
 from etl_craft.config.values import Reader
 from etl_craft.handlers.warehouse.dialect import WarehouseDialect
 from etl_craft.handlers.warehouse.session import Column, Session, driver_errors, log
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     import duckdb
     import sqlalchemy as sa
 
-PREFIX = "jdbc:duckdb:"
 _CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FLOATS = frozenset({"float", "double", "real", "float4", "float8"})
 _TEXT = frozenset({"varchar", "uuid"})
@@ -44,7 +43,8 @@ def _sql_string(value: str) -> str:
 
 
 def _file_and_settings(url: str) -> tuple[str, str]:
-    path, _, query = url.removeprefix(PREFIX).partition("?")
+    """The file and the settings of a jdbc:<subprotocol>:<file>[?settings] URL."""
+    path, _, query = url.split(":", 2)[2].partition("?")
     return path, query
 
 
@@ -88,7 +88,7 @@ class DuckDBDialect(WarehouseDialect):
     name = "duckdb"
     display_name = "DuckDB"
     jdbc_subprotocols = ("duckdb",)
-    url_form = f"{PREFIX}<file>"
+    url_form = "jdbc:duckdb:<file>"
     default_schema = "main"
     profile_keys = ()
     sqlglot_dialect = "duckdb"
@@ -107,7 +107,7 @@ class DuckDBDialect(WarehouseDialect):
             raise refuse(
                 "an in-memory DuckDB database",
                 found=shown_url(url),
-                expected=f"{cls.url_form}, e.g. jdbc:duckdb:warehouse.duckdb",
+                expected=f"{cls.url_form}, e.g. {cls.url_form.replace('<file>', 'warehouse.duckdb')}",
                 remedy="name a file: each task runs in its own process and would see an empty in-memory database",
             )
         refuse_credentials(query, refuse)
@@ -117,7 +117,8 @@ class DuckDBDialect(WarehouseDialect):
                 expected="a file name whose stem is letters, digits and _, not starting with a digit",
                 remedy="rename the file, e.g. warehouse.duckdb; DuckDB uses that name as the catalog",
             )
-        return JdbcTarget(cls.name, f"{PREFIX}{resolve(path)}" + (f"?{query}" if query else ""))
+        rewritten = f"jdbc:{url_kind(url)}:{resolve(path)}" + (f"?{query}" if query else "")
+        return JdbcTarget(cls.name, rewritten)
 
     @classmethod
     def read_profile(cls, reader: Reader, profile: ConnectionProfile) -> ConnectionProfile:

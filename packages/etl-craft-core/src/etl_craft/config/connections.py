@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from etl_craft.config.layout import BlockSpec, open_section
 from etl_craft.config.model import ConnectionProfile
-from etl_craft.config.urls import POSTGRES_FORM, SQLITE_FORM, parse_engine_url
+from etl_craft.config.urls import POSTGRES_FORM, SQLITE_FORM, parse_engine_url, url_kind
 from etl_craft.config.values import Context, Reader, normalise_choice, show
 from etl_craft.core.errors import ConfigurationError
 
@@ -42,7 +42,8 @@ ENGINE_SPEC = BlockSpec(
     hints=AUTH_HINTS,
 )
 
-_KIND_NAMES = {"postgres": "Postgres", "sqlite": "SQLite"}
+# The Engine DB's JDBC subprotocol -> its Name.
+_KIND_NAMES = {"postgresql": "Postgres", "sqlite": "SQLite"}
 
 
 def refuser(reader: Reader, key: str) -> Callable[..., ConfigurationError]:
@@ -139,7 +140,7 @@ def parse_engine(ctx: Context, body: object, default_profile: str | None) -> Con
     profile = ConnectionProfile(
         section="Engine",
         profile=reader.profile_block,
-        name=_check_name(reader, target.kind, ("Postgres", "SQLite")),
+        name=_check_name(reader, url_kind(url), ("Postgres", "SQLite")),
         jdbc_url=target.url,
         schema=_schema(reader, target.kind),
         url_files=target.url_files,
