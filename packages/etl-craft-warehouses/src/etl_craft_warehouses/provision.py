@@ -58,12 +58,18 @@ class Provision:
         """A DB-API connection that commits each statement, in UTC."""
         raise NotImplementedError
 
+    # Catalog queries taking (schema, table): a table's columns (name, full type) in order, its comment.
+    columns_sql: ClassVar[str]
+    comment_sql: ClassVar[str]
+
     def columns(self, cursor: Any, schema: str, table: str) -> list[tuple[str, str]]:
-        """(name, full type) of a table's columns in order, as the catalog has them."""
-        raise NotImplementedError
+        cursor.execute(self.columns_sql, (schema, table))
+        return [(str(n), str(t)) for n, t in cursor.fetchall()]
 
     def table_comment(self, cursor: Any, schema: str, table: str) -> str | None:
-        raise NotImplementedError
+        cursor.execute(self.comment_sql, (schema, table))
+        found = cursor.fetchall()
+        return found[0][0] if found else None
 
 
 class DuckDBProvision(Provision):
@@ -74,6 +80,11 @@ class DuckDBProvision(Provision):
     stored_types: ClassVar[Mapping[str, str]] = {"char(3)": "varchar", "varchar(20)": "varchar"}
     section_schema = "main"
     url_prefix: ClassVar[str] = "jdbc:duckdb:"
+    columns_sql = (
+        "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ?"
+        " ORDER BY column_index"
+    )
+    comment_sql = "SELECT comment FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?"
 
     @contextmanager
     def warehouse(self, folder: Path) -> Iterator[str]:
@@ -85,19 +96,6 @@ class DuckDBProvision(Provision):
         conn = duckdb.connect(jdbc_url.removeprefix(self.url_prefix))
         conn.execute("SET TimeZone = 'UTC'")
         return conn
-
-    def columns(self, cursor: Any, schema: str, table: str) -> list[tuple[str, str]]:
-        cursor.execute(
-            "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ?"
-            " ORDER BY column_index",
-            [schema, table],
-        )
-        return [(str(n), str(t)) for n, t in cursor.fetchall()]
-
-    def table_comment(self, cursor: Any, schema: str, table: str) -> str | None:
-        cursor.execute("SELECT comment FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?", [schema, table])
-        found = cursor.fetchall()
-        return found[0][0] if found else None
 
 
 class PostgresProvision(Provision):
@@ -113,6 +111,12 @@ class PostgresProvision(Provision):
         "timestamp": "timestamp without time zone",
     }
     section_schema = "public"
+    columns_sql = (
+        "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a"
+        " WHERE a.attrelid = to_regclass(quote_ident(%s) || '.' || quote_ident(%s))"
+        " AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
+    )
+    comment_sql = "SELECT obj_description(to_regclass(quote_ident(%s) || '.' || quote_ident(%s)))"
     shared = True
     required_by = "ETL_CRAFT_REQUIRE_POSTGRES"
 
@@ -151,16 +155,3 @@ class PostgresProvision(Provision):
         conn = psycopg.connect(host=PG_HOST, port=PG_PORT, user=PG_USER, dbname=database, autocommit=True)
         conn.execute("SET TIME ZONE 'UTC'")
         return conn
-
-    def columns(self, cursor: Any, schema: str, table: str) -> list[tuple[str, str]]:
-        cursor.execute(
-            "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a"
-            " WHERE a.attrelid = to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
-            (f"{schema}.{table}",),
-        )
-        return [(str(n), str(t)) for n, t in cursor.fetchall()]
-
-    def table_comment(self, cursor: Any, schema: str, table: str) -> str | None:
-        cursor.execute("SELECT obj_description(to_regclass(%s))", (f"{schema}.{table}",))
-        found = cursor.fetchall()
-        return found[0][0] if found else None

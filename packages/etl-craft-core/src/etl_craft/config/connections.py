@@ -61,14 +61,19 @@ def _check_name(reader: Reader, kind: str, allowed: tuple[str, ...]) -> str | No
     text, variable = reader.resolve(setting)
     name = reader.choice("Name", allowed)
     if name != _KIND_NAMES[kind]:
-        raise reader.error(
-            "Name",
-            f"does not match jdbc_url, which names a {_KIND_NAMES[kind]} database",
-            found=show(text, variable),
-            expected=f"Name: {_KIND_NAMES[kind]} (or no Name)",
-            remedy="correct Name or jdbc_url so they name the same database",
-        )
+        raise name_mismatch(reader, show(text, variable), _KIND_NAMES[kind], _KIND_NAMES[kind])
     return name
+
+
+def name_mismatch(reader: Reader, found: str, database: str, expected: str) -> ConfigurationError:
+    """A Name that names another database than jdbc_url does."""
+    return reader.error(
+        "Name",
+        f"does not match jdbc_url, which names a {database} database",
+        found=found,
+        expected=f"Name: {expected} (or no Name)",
+        remedy="correct Name or jdbc_url so they name the same database",
+    )
 
 
 def _auth_mode(reader: Reader) -> str | None:

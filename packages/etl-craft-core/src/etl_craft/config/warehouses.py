@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from etl_craft.config.connections import AUTH_HINTS, refuser
+from etl_craft.config.connections import AUTH_HINTS, name_mismatch, refuser
 from etl_craft.config.layout import BlockSpec, open_section
 from etl_craft.config.model import ConnectionProfile
 from etl_craft.config.urls import JdbcTarget, Refuse, Resolve, shown_url, url_kind
@@ -152,13 +152,7 @@ def _check_name(reader: Reader, kind: WarehouseKind, kinds: list[WarehouseKind])
             remedy="use a supported warehouse, or install the distribution whose dialect adds it",
         )
     if wanted != kind.name.lower():
-        raise reader.error(
-            "Name",
-            f"does not match jdbc_url, which names a {kind.display_name} database",
-            found=show(text, variable),
-            expected=f"Name: {kind.name} (or no Name)",
-            remedy="correct Name or jdbc_url so they name the same database",
-        )
+        raise name_mismatch(reader, show(text, variable), kind.display_name, kind.name)
     return text.strip()
 
 
