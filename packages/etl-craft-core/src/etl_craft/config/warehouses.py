@@ -73,7 +73,12 @@ def warehouse_kind(name: str) -> WarehouseKind:
             where, found=f"an import that fails ({type(exc).__name__}: {exc})", remedy=remedy
         ) from exc
     if not isinstance(found, type) or not isinstance(found, WarehouseKind):
-        raise ConfigurationError(where, found=repr(found), expected="a WarehouseDialect subclass", remedy=remedy)
+        raise ConfigurationError(
+            where,
+            found=repr(found),
+            expected="a WarehouseDialect subclass that sets name, display_name, jdbc_subprotocols and url_form",
+            remedy=remedy,
+        )
     if found.name != name:
         raise ConfigurationError(
             where,
@@ -90,8 +95,7 @@ def warehouse_kinds() -> list[WarehouseKind]:
 
 def describe_login(profile: ConnectionProfile) -> str:
     """The Warehouse login in one phrase, for doctor."""
-    if profile.dialect is None:
-        return "no dialect"
+    assert profile.dialect is not None, "only a Warehouse profile has a dialect"
     return warehouse_kind(profile.dialect).describe_login(profile)
 
 
@@ -169,9 +173,8 @@ def parse_warehouse(ctx: Context, body: object, default_profile: str | None) -> 
     extra = tuple(dict.fromkeys(key for kind in kinds for key in kind.profile_keys))
     reader = open_section(ctx, BlockSpec("Warehouse", (*SECTION_KEYS, *extra), hints=_HINTS), body, default_profile)
     url = reader.required_text("jdbc_url", expected=_forms(kinds))
-    candidates = _kinds_for_url(reader, url, kinds)
-    target = candidates[0].parse_url(url, ctx.resolve_path, refuser(reader, "jdbc_url"))
-    kind, table_format = _kind_for_format(reader, candidates)
+    kind, table_format = _kind_for_format(reader, _kinds_for_url(reader, url, kinds))
+    target = kind.parse_url(url, ctx.resolve_path, refuser(reader, "jdbc_url"))
     profile = ConnectionProfile(
         section="Warehouse",
         profile=reader.profile_block,
