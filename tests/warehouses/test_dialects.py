@@ -9,8 +9,9 @@ import pytest
 
 from etl_craft.config.loader import load_config
 from etl_craft.config.model import ConnectorConfig
+from etl_craft.config.warehouses import WarehouseKind, installed_warehouses
 from etl_craft.core.errors import ConfigurationError
-from etl_craft.handlers.sql.dialect import WarehouseDialect, installed_dialects, load_dialect
+from etl_craft.handlers.warehouse.dialect import WarehouseDialect, load_dialect
 from etl_craft_warehouses.duckdb import DuckDBDialect
 from etl_craft_warehouses.postgres import PostgresDialect
 
@@ -28,7 +29,7 @@ def config(tmp_path: Path, warehouse: str) -> ConnectorConfig:
 
 
 def test_the_installed_dialects_are_found_through_entry_points() -> None:
-    assert {"postgres", "duckdb"} <= set(installed_dialects())
+    assert {"postgres", "duckdb"} <= set(installed_warehouses())
 
 
 def test_each_warehouse_url_loads_its_dialect(tmp_path: Path) -> None:
@@ -42,32 +43,25 @@ def test_each_warehouse_url_loads_its_dialect(tmp_path: Path) -> None:
 
 def test_capabilities_are_declared_as_class_attributes() -> None:
     table = {
-        cls.name: (
-            cls.replace_strategy,
-            cls.update_strategy,
-            cls.identifier_case,
-            cls.identity_columns,
-            cls.single_writer,
-        )
+        cls.name: (cls.jdbc_subprotocols, cls.identifier_case, cls.identity_columns, cls.single_writer)
         for cls in (PostgresDialect, DuckDBDialect)
     }
     assert table == {
-        "postgres": ("transactional", "update_from", "lower", True, False),
-        "duckdb": ("transactional", "update_from", None, False, True),
+        "postgres": (("postgresql",), "lower", True, False),
+        "duckdb": (("duckdb",), None, False, True),
     }
     assert PostgresDialect.session_settings == ("SET TIME ZONE 'UTC'",)
     assert DuckDBDialect.session_settings == ("SET TimeZone = 'UTC'",)
     assert all(issubclass(c, WarehouseDialect) for c in (PostgresDialect, DuckDBDialect))
+    kinds: list[WarehouseKind] = [PostgresDialect, DuckDBDialect]  # what the configuration sees of them
+    assert all(isinstance(kind, WarehouseKind) for kind in kinds)
 
 
-def test_an_unknown_warehouse_is_refused_naming_the_supported_ones(tmp_path: Path) -> None:
+def test_an_unknown_warehouse_or_table_format_is_refused_naming_the_supported_ones(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match=r"warehouse 'trino' is not supported.*duckdb \(jdbc:duckdb:<file>\)"):
+        config(tmp_path, "Warehouse:\n  jdbc_url: jdbc:trino://h:8080/c/s\n")
+    with pytest.raises(ConfigurationError, match=r"iceberg is not available on a DuckDB warehouse"):
+        config(tmp_path, "Warehouse:\n  jdbc_url: jdbc:duckdb:warehouse.duckdb\n  Table_format: iceberg\n")
     base = config(tmp_path, "Warehouse:\n  jdbc_url: jdbc:duckdb:warehouse.duckdb\n")
-    assert base.warehouse is not None
-    trino = dataclasses.replace(base, warehouse=dataclasses.replace(base.warehouse, jdbc_url="jdbc:trino://h:8080/c/s"))
-    with pytest.raises(ConfigurationError, match=r"warehouse 'trino'.*supported warehouses: duckdb, postgres"):
-        load_dialect(trino)
-    iceberg = dataclasses.replace(base, warehouse=dataclasses.replace(base.warehouse, table_format="iceberg"))
-    with pytest.raises(ConfigurationError, match=r"'duckdb_iceberg'"):
-        load_dialect(iceberg)
     with pytest.raises(ConfigurationError, match=r"no Warehouse section"):
         load_dialect(dataclasses.replace(base, warehouse=None))

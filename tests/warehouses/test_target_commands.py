@@ -17,7 +17,7 @@ from etl_craft.services.rehash import rehash
 from etl_craft.services.upgrade_targets import upgrade_targets
 from tests.fixtures.cli import run_cli
 from tests.fixtures.warehouse import SqlProject, params
-from tests.warehouses.test_failures import ENGINE
+from tests.warehouses.compliance.test_failures import ENGINE
 
 pytestmark = pytest.mark.sqlite
 

@@ -84,20 +84,15 @@ def test_duckdb_refuses_a_login(project):
     assert "Warehouse.secret (line 7): is not used: a DuckDB file has no login" in message
 
 
-def test_duckdb_iceberg_keeps_token_and_s3_secret_as_variable_names(project):
-    config = project.load(
-        warehouse("jdbc_url: jdbc:duckdb:lake.duckdb\nTable_format: iceberg\ntoken: LAKE_TOKEN\ns3_secret: LAKE_S3"),
-        {"LAKE_TOKEN": "tok-value-9", "LAKE_S3": "s3-value-8"},
-    )
-    assert config.warehouse is not None
-    assert config.warehouse.token_var == "LAKE_TOKEN"
-    assert config.warehouse.s3_secret_var == "LAKE_S3"
-    assert "tok-value-9" not in repr(config) and "s3-value-8" not in repr(config)
+def test_a_table_format_no_installed_dialect_stores_is_refused(project):
+    message = project.refuse(warehouse("jdbc_url: jdbc:duckdb:lake.duckdb\nTable_format: iceberg"))
+    assert "Warehouse.Table_format (line 7): iceberg is not available on a DuckDB warehouse" in message
+    assert "install the dialect that stores iceberg tables" in message
 
 
-def test_s3_secret_on_a_native_duckdb_is_refused(project):
+def test_a_key_no_installed_warehouse_reads_is_unknown(project):
     message = project.refuse(warehouse("jdbc_url: jdbc:duckdb:w.duckdb\ns3_secret: LAKE_S3"), {"LAKE_S3": "x"})
-    assert "Warehouse.s3_secret (line 7): is used only with Table_format: iceberg" in message
+    assert "Warehouse.s3_secret (line 7): unknown key" in message
 
 
 def test_database_and_catalog_keys_are_refused_with_the_reason(project):

@@ -16,9 +16,9 @@ from tests.fixtures import postgres as pg
 from tests.fixtures.cli import run_cli
 from tests.fixtures.project import Project
 from tests.fixtures.relays import Relay, free_port, start_relay
-from tests.fixtures.warehouse import Warehouse, warehouse, warehouse_pg_database
+from tests.fixtures.warehouse import Warehouse, shared_warehouse, warehouse
 
-__all__ = ["start_relay", "warehouse", "warehouse_pg_database"]
+__all__ = ["shared_warehouse", "start_relay", "warehouse"]
 
 
 @pytest.fixture

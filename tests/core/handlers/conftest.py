@@ -1,5 +1,5 @@
 """Warehouse fixtures: every scenario runs on DuckDB and on PostgreSQL."""
 
-from tests.fixtures.warehouse import sqlp, warehouse, warehouse_pg_database
+from tests.fixtures.warehouse import shared_warehouse, sqlp, warehouse
 
-__all__ = ["sqlp", "warehouse", "warehouse_pg_database"]
+__all__ = ["shared_warehouse", "sqlp", "warehouse"]

@@ -15,7 +15,7 @@ from etl_craft.engine import tables as t
 from etl_craft.execution.task_context import HandlerResult
 from etl_craft.handlers import business_rules
 from tests.fixtures import postgres as pg
-from tests.fixtures.warehouse import SqlProject, Warehouse, engine_section_for, make_sql_project
+from tests.fixtures.warehouse import SqlProject, Warehouse, add_rule, engine_section_for, flags, make_sql_project
 
 pytestmark = pytest.mark.duckdb
 
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.duckdb
 def rules(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlProject]:
     """A DuckDB warehouse with a customers table, on a SQLite or PostgreSQL Engine DB."""
     path = tmp_path / "warehouse.duckdb"
-    wh = Warehouse("duckdb", f"jdbc:duckdb:{path}", "crm", path=path)
+    wh = Warehouse("duckdb", f"jdbc:duckdb:{path}", "crm")
     wh.execute("CREATE SCHEMA crm")
     wh.execute(
         "CREATE TABLE crm.customers (customer_id INTEGER, email VARCHAR, country VARCHAR,"
@@ -44,29 +44,6 @@ def rules(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlProject
         project.close()
 
 
-def add_rule(p: SqlProject, name: str, sql: str, *, kind: str = "REJECT", sequence: int = 1, key: str = "customer_id",
-             table: str = "crm.customers") -> int:  # fmt: skip
-    if "rules" not in p.tasks:
-        p.task("rules", {}, handler="BUSINESS_RULES")
-    with p.db.write() as conn:
-        return int(
-            conn.execute(
-                t.cfg_business_rules.insert()
-                .values(
-                    business_rule_name=name,
-                    pipeline_id=p.pipeline_id,
-                    task_id=p.tasks["rules"],
-                    business_rule_sql=sql,
-                    business_rule_type=kind,
-                    business_rule_key_column=key,
-                    target_table=table,
-                    sequence_number=sequence,
-                )
-                .returning(t.cfg_business_rules.c.business_rule_id)
-            ).scalar_one()
-        )
-
-
 def load(p: SqlProject, rows: list[tuple[int, str | None, str]], active: str = "Y") -> None:
     """Rows written by the current run (PIPELINE_RUN_ID), as an SQL task would stamp them."""
     values = ", ".join(f"({i}, {'NULL' if e is None else repr(e)}, '{c}', {p.run_id}, '{active}')" for i, e, c in rows)
@@ -77,15 +54,6 @@ def check(p: SqlProject, *, force: bool = False, rerun: bool = False) -> Handler
     result = business_rules.run(p.context("rules", force=force, rerun=rerun))
     p.finish("rules")
     return result
-
-
-def flags(p: SqlProject, active: str = "Y") -> list[tuple[str, str]]:
-    r = t.aud_business_rules_results
-    with p.db.read() as conn:
-        return sorted(
-            (row.business_rule_key, row.status)
-            for row in conn.execute(sa.select(r.c.business_rule_key, r.c.status).where(r.c.active_flag == active))
-        )
 
 
 NO_EMAIL = "SELECT 1 WHERE t.email IS NULL"

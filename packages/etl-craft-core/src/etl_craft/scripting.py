@@ -19,9 +19,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal, InvalidOperation
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlsplit
 
 from etl_craft.core.errors import HandlerError
 
@@ -30,6 +28,7 @@ if TYPE_CHECKING:
 
     from etl_craft.config.model import ConnectionProfile, ConnectorConfig
     from etl_craft.engine.database import EngineDb
+    from etl_craft.handlers.warehouse.dialect import WarehouseDialect
 
 __all__ = ["Offset", "ScriptContractError", "ScriptResult", "ScriptTask"]
 
@@ -43,8 +42,6 @@ _TIMESTAMP_TEXT = re.compile(
     r"\s*(?:(?P<utc>[Zz]|UTC)|(?P<sign>[+-])(?P<tzh>\d{2})(?::?(?P<tzm>\d{2}))?)?"
 )
 TIMESTAMP_EXAMPLE = "2026-01-31 08:15:00.123456+00:00"
-# One Engine DB lock per DuckDB file (the name SQL tasks use too): the file admits one writing process.
-DUCKDB_WRITER_LOCK = "duckdb-writer:{file}"
 WRITER_LOCK_TIMEOUT_SECONDS = 3600.0
 
 
@@ -296,42 +293,10 @@ def _missing_warehouse(config: ConnectorConfig, use: str) -> ScriptContractError
     )
 
 
-def _duckdb_file(profile: ConnectionProfile) -> tuple[str, dict[str, str]]:
-    path, _, query = profile.jdbc_url.removeprefix("jdbc:duckdb:").partition("?")
-    return path, dict(parse_qsl(query, keep_blank_values=True))
+def _dialect(config: ConnectorConfig) -> WarehouseDialect:
+    from etl_craft.handlers.warehouse.dialect import load_dialect
 
-
-def _catalog(profile: ConnectionProfile) -> str:
-    """The warehouse database a two-part name lives in: the DuckDB file's stem, or the PostgreSQL database."""
-    if profile.jdbc_url.startswith("jdbc:duckdb:"):
-        return Path(_duckdb_file(profile)[0]).stem
-    return urlsplit(profile.jdbc_url.removeprefix("jdbc:")).path.lstrip("/")
-
-
-def _warehouse_engine(config: ConnectorConfig, profile: ConnectionProfile) -> sa.Engine:
-    """A SQLAlchemy engine for the configured warehouse; the password goes to the driver, never into the URL."""
-    import sqlalchemy as sa
-    from sqlalchemy.pool import NullPool
-
-    if profile.jdbc_url.startswith("jdbc:duckdb:"):
-        path, settings = _duckdb_file(profile)
-        # NullPool: the file stays locked only while a connection is open, so the next writer can start.
-        return sa.create_engine(
-            sa.URL.create("duckdb", database=path),
-            poolclass=NullPool,
-            connect_args={"config": settings} if settings else {},
-        )
-    if profile.jdbc_url.startswith("jdbc:postgresql:"):
-        from etl_craft.engine.dialects.postgresql.connect import connection_arguments
-
-        url, args, _ = connection_arguments(config, profile)
-        return sa.create_engine(url, connect_args=args, pool_pre_ping=True)
-    raise ScriptContractError(
-        f"craft-connector.yml: {profile.where}.jdbc_url",
-        found=profile.jdbc_url.split("?", 1)[0],
-        expected="jdbc:duckdb:<file> or jdbc:postgresql://host[:port]/database",
-        remedy="point the Warehouse section at a DuckDB file or a PostgreSQL database",
-    )
+    return load_dialect(config)
 
 
 @dataclass(frozen=True, eq=False)
@@ -367,7 +332,7 @@ class ScriptTask:
 
     def table(self, name: str) -> str:
         """`schema.table` qualified with the warehouse database (`database.schema.table` is kept)."""
-        profile = self._warehouse_profile(f"task.table({name!r})")
+        self._warehouse_profile(f"task.table({name!r})")
         parts = name.split(".") if isinstance(name, str) else []
         if len(parts) not in (2, 3) or not all(part.strip() for part in parts):
             raise ScriptContractError(
@@ -376,29 +341,31 @@ class ScriptTask:
                 expected="schema.table or database.schema.table",
                 remedy="name the schema, e.g. task.table('lnd.orders')",
             )
-        return name if len(parts) == 3 else f"{_catalog(profile)}.{name}"
+        return name if len(parts) == 3 else f"{_dialect(self.config).database_name()}.{name}"
 
     @contextmanager
     def warehouse(self) -> Iterator[sa.Engine]:
         """A SQLAlchemy engine for the configured warehouse, disposed when the block ends.
 
-        On a DuckDB file the block first waits for the Engine DB lock that lets one process write at
-        a time (LockTimeoutError, exit 14, after an hour). Warehouse writes commit on their own, apart from
-        the Engine DB transaction that records the attempt, so make them idempotent.
+        On a single-writer warehouse (a DuckDB file) the block first waits for the Engine DB lock that
+        lets one process write at a time (LockTimeoutError, exit 14, after an hour). Warehouse writes
+        commit on their own, apart from the Engine DB transaction that records the attempt, so make
+        them idempotent.
         """
-        profile = self._warehouse_profile("task.warehouse()")
-        with self._writer_turn(profile):
-            engine = _warehouse_engine(self.config, profile)
+        self._warehouse_profile("task.warehouse()")
+        dialect = _dialect(self.config)
+        with self._writer_turn(dialect):
+            engine = dialect.script_engine()
             try:
                 yield engine
             finally:
                 engine.dispose()
 
-    def _writer_turn(self, profile: ConnectionProfile) -> AbstractContextManager[object]:
-        if self._engine_db is None or not profile.jdbc_url.startswith("jdbc:duckdb:"):
+    def _writer_turn(self, dialect: WarehouseDialect) -> AbstractContextManager[object]:
+        if self._engine_db is None or not dialect.single_writer:
             return nullcontext()
         from etl_craft.engine import locks
 
-        self.logger.debug("waiting for the DuckDB writer lock of %s", _duckdb_file(profile)[0])
-        name = DUCKDB_WRITER_LOCK.format(file=_duckdb_file(profile)[0])
+        name = dialect.writer_lock_name()
+        self.logger.debug("waiting for the %s writer lock %s", dialect.display_name, name)
         return locks.hold(self._engine_db, name, timeout=WRITER_LOCK_TIMEOUT_SECONDS)

@@ -3,22 +3,31 @@
 DuckDB keeps names as written and matches them case-insensitively. Its DDL is transactional, so
 CREATE_TABLE and OVERWRITE_TABLE replace a table inside the action's transaction. ROW_IDs are
 computed (MAX + ROW_NUMBER) under the target lock: the writer lock already serialises every write
-to the file, and a computed key needs no sequence object to carry through replacements.
+to the file, and a computed key needs no sequence object to carry through replacements. DuckDB has
+no read-only transaction inside a writing connection, so the functions that change state are refused
+in an author's SELECT before it runs. The driver is imported when a session connects.
 """
 
 from __future__ import annotations
 
-import getpass
 import re
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import parse_qsl
 
-import duckdb
+from etl_craft.config.connections import LOGIN_KEYS, refuse_keys
+from etl_craft.config.model import ConnectionProfile
+from etl_craft.config.urls import JdbcTarget, Refuse, Resolve, refuse_credentials, shown_url, url_kind
+from etl_craft.config.values import Reader
+from etl_craft.handlers.warehouse.dialect import WarehouseDialect
+from etl_craft.handlers.warehouse.session import Column, Session, driver_errors, log
 
-from etl_craft.handlers.sql.dialect import Column, Session, WarehouseDialect, WarehouseError, log
+if TYPE_CHECKING:
+    import duckdb
+    import sqlalchemy as sa
 
+_CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FLOATS = frozenset({"float", "double", "real", "float4", "float8"})
 _TEXT = frozenset({"varchar", "uuid"})
 _INTEGER = frozenset(
@@ -29,40 +38,30 @@ _TIMESTAMP = frozenset({"timestamp", "timestamp_ms", "timestamp_s", "timestamp_n
 _ISO = "'%Y-%m-%dT%H:%M:%S.%fZ'"
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def _sql_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def _file_and_settings(url: str) -> tuple[str, str]:
+    """The file and the settings of a jdbc:<subprotocol>:<file>[?settings] URL."""
+    path, _, query = url.split(":", 2)[2].partition("?")
+    return path, query
+
+
 class DuckDBSession(Session):
-    def __init__(self, dialect: DuckDBDialect, conn: duckdb.DuckDBPyConnection) -> None:
-        super().__init__(dialect)
+    def __init__(self, dialect: DuckDBDialect, conn: duckdb.DuckDBPyConnection, error_class: type[Exception]) -> None:
+        super().__init__(dialect, error_class)
         self.conn = conn
         self._open_transaction = False
 
-    def _run(self, sql: str, params: Sequence[Any] | None, fetch: bool) -> tuple[list[tuple[Any, ...]], int]:
-        started = time.monotonic()
-        try:
-            result = self.conn.execute(sql, params) if params is not None else self.conn.execute(sql)
-            rows = result.fetchall()
-            log.debug("warehouse statement (%.3f s):\n%s", time.monotonic() - started, sql)
-        except duckdb.Error as exc:
-            raise WarehouseError(type(exc).__name__, _first_line(exc), sql) from exc
+    def _statement(self, sql: str, params: Sequence[Any] | None, fetch: bool) -> tuple[list[tuple[Any, ...]], int]:
+        result = self.conn.execute(sql, params) if params is not None else self.conn.execute(sql)
+        rows = result.fetchall()
         if fetch:
             return rows, len(rows)
         # INSERT, UPDATE and DELETE answer with one row holding the number of rows they changed.
         changed = rows[0][0] if len(rows) == 1 and len(rows[0]) == 1 and isinstance(rows[0][0], int) else -1
         return [], changed
-
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        try:
-            self.conn.executemany(sql, [list(r) for r in rows])
-        except duckdb.Error as exc:
-            raise WarehouseError(type(exc).__name__, _first_line(exc), sql) from exc
 
     def begin(self) -> None:
         self.conn.begin()
@@ -78,7 +77,7 @@ class DuckDBSession(Session):
             self._open_transaction = False
             try:
                 self.conn.rollback()
-            except duckdb.Error:
+            except self.error_class:
                 log.debug("rollback after a failed DuckDB transaction", exc_info=True)
 
     def close(self) -> None:
@@ -88,37 +87,83 @@ class DuckDBSession(Session):
 class DuckDBDialect(WarehouseDialect):
     name = "duckdb"
     display_name = "DuckDB"
+    jdbc_subprotocols = ("duckdb",)
+    url_form = "jdbc:duckdb:<file>"
+    default_schema = "main"
+    profile_keys = ()
     sqlglot_dialect = "duckdb"
-    replace_strategy = "transactional"
-    update_strategy = "update_from"
     identifier_case = None
     identity_columns = False
-    temporary_tables = True
-    table_formats = ("native",)
     single_writer = True
-    index_stages = False
     session_settings: ClassVar[tuple[str, ...]] = ("SET TimeZone = 'UTC'",)
-    max_parameters = 65535
+    state_changing_functions = frozenset({"nextval", "setval", "setseed", "checkpoint", "force_checkpoint"})
 
+    # -- configuration --------------------------------------------------------------------------
+    @classmethod
+    def parse_url(cls, url: str, resolve: Resolve, refuse: Refuse) -> JdbcTarget:
+        """A file (resolved beside the config) whose stem makes DuckDB's catalog name; never in memory."""
+        path, query = _file_and_settings(url)
+        if path == "" or path.startswith(":memory:"):
+            raise refuse(
+                "an in-memory DuckDB database",
+                found=shown_url(url),
+                expected=f"{cls.url_form}, e.g. {cls.url_form.replace('<file>', 'warehouse.duckdb')}",
+                remedy="name a file: each task runs in its own process and would see an empty in-memory database",
+            )
+        refuse_credentials(query, refuse)
+        if not _CATALOG_NAME.fullmatch(Path(path).stem):
+            raise refuse(
+                f"the file name {Path(path).name!r} does not make a catalog name",
+                expected="a file name whose stem is letters, digits and _, not starting with a digit",
+                remedy="rename the file, e.g. warehouse.duckdb; DuckDB uses that name as the catalog",
+            )
+        rewritten = f"jdbc:{url_kind(url)}:{resolve(path)}" + (f"?{query}" if query else "")
+        return JdbcTarget(cls.name, rewritten)
+
+    @classmethod
+    def read_profile(cls, reader: Reader, profile: ConnectionProfile) -> ConnectionProfile:
+        refuse_keys(reader, LOGIN_KEYS, "is not used: a DuckDB file has no login")
+        return profile
+
+    @classmethod
+    def describe_login(cls, profile: ConnectionProfile) -> str:
+        return "a file, no login"
+
+    # -- connections ----------------------------------------------------------------------------
     @property
     def path(self) -> Path:
-        return Path(self.profile.jdbc_url.removeprefix("jdbc:duckdb:").split("?", 1)[0])
+        return Path(_file_and_settings(self.profile.jdbc_url)[0])
 
     def writer_lock_name(self) -> str:
-        # The same name ingestion scripts' task.warehouse() waits on (etl_craft.scripting.DUCKDB_WRITER_LOCK).
-        file = self.profile.jdbc_url.removeprefix("jdbc:duckdb:").partition("?")[0]
-        return f"duckdb-writer:{file}"
+        # One lock per file, whichever Warehouse settings name it: SQL tasks and task.warehouse() share it.
+        return f"duckdb-writer:{self.path}"
+
+    def storage_file(self) -> Path | None:
+        return self.path
 
     def connect(self) -> Session:
-        try:
+        import duckdb
+
+        with driver_errors(duckdb.Error, "connect"):
             conn = duckdb.connect(str(self.path))
-        except duckdb.Error as exc:
-            raise WarehouseError(type(exc).__name__, _first_line(exc), "connect") from exc
-        return DuckDBSession(self, conn)
+        return DuckDBSession(self, conn, duckdb.Error)
+
+    def script_engine(self) -> sa.Engine:
+        import sqlalchemy as sa
+        from sqlalchemy.pool import NullPool
+
+        settings = dict(parse_qsl(_file_and_settings(self.profile.jdbc_url)[1], keep_blank_values=True))
+        # NullPool: the file stays locked only while a connection is open, so the next writer can start.
+        return sa.create_engine(
+            sa.URL.create("duckdb", database=str(self.path)),
+            poolclass=NullPool,
+            connect_args={"config": settings} if settings else {},
+        )
 
     def database_name(self) -> str | None:
         return self.path.stem
 
+    # -- catalog --------------------------------------------------------------------------------
     def _lookup(self, session: Session, database: str | None, schema: str, table: str) -> list[Column]:
         found = session.rows(
             "SELECT column_name, data_type FROM duckdb_columns()"
@@ -136,8 +181,11 @@ class DuckDBDialect(WarehouseDialect):
     def scratch_columns(self, session: Session, name: str) -> list[Column]:
         return self._lookup(session, "temp", "main", name)
 
+    # -- SQL ------------------------------------------------------------------------------------
     def login_sql(self) -> str:
         # A DuckDB file has no login; the operating-system user who ran the task stands in for it.
+        import getpass
+
         try:
             user = getpass.getuser()
         except (KeyError, OSError):

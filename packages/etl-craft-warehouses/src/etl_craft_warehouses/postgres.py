@@ -4,21 +4,30 @@ Sessions start in UTC (SET TIME ZONE before the first transaction), so timestamp
 render the same on every host. Stages are indexed on the merge key before they are joined, and
 analyzed unless a unique index on one column already tells the planner what it needs, because
 temporary tables are never analyzed by autovacuum.
+
+An author's SELECT runs read-only: the stage is created empty, then filled by an INSERT inside a
+savepoint whose subtransaction is READ ONLY. A subtransaction's read-only mode ends with it (even when
+it is released), so the action's own writes that follow are not affected, and the stage's rows stay.
+A function with side effects (setval, nextval, one that writes a table) fails there with SQLSTATE
+25006 before it changes anything. The driver is imported when a session connects.
 """
 
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Sequence
-from typing import Any, ClassVar
-from urllib.parse import urlsplit
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import psycopg
+from etl_craft.config.urls import POSTGRES_FORM, JdbcTarget, Refuse, Resolve, parse_postgres, postgres_address
+from etl_craft.handlers.warehouse.dialect import WarehouseDialect
+from etl_craft.handlers.warehouse.session import Column, ReadOnlyViolation, Session, WarehouseError, driver_errors
 
-from etl_craft.engine.dialects.postgresql.connect import connection_arguments
-from etl_craft.handlers.sql.dialect import Column, Session, WarehouseDialect, WarehouseError, log
+if TYPE_CHECKING:
+    import psycopg
+    import sqlalchemy as sa
 
+READ_ONLY_SQLSTATE = "25006"  # read_only_sql_transaction
 _FLOATS = frozenset({"real", "double precision"})
 _TEXT = re.compile(r"^(text|character varying(\(\d+\))?|character(\(\d+\))?|bpchar|name|citext|uuid)$")
 _INTEGER = frozenset({"smallint", "integer", "bigint"})
@@ -29,32 +38,14 @@ _TIME = re.compile(r"^time(\(\d\))? without time zone$")
 _ISO = '\'YYYY-MM-DD"T"HH24:MI:SS.US"Z"\''
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 class PostgresSession(Session):
-    def __init__(self, dialect: PostgresDialect, conn: psycopg.Connection[Any]) -> None:
-        super().__init__(dialect)
+    def __init__(self, dialect: PostgresDialect, conn: psycopg.Connection[Any], error_class: type[Exception]) -> None:
+        super().__init__(dialect, error_class)
         self.conn = conn
 
-    def _run(self, sql: str, params: Sequence[Any] | None, fetch: bool) -> tuple[list[tuple[Any, ...]], int]:
-        started = time.monotonic()
-        try:
-            cursor = self.conn.execute(sql, params)
-            rows = cursor.fetchall() if fetch else []
-            log.debug("warehouse statement (%.3f s):\n%s", time.monotonic() - started, sql)
-            return rows, cursor.rowcount
-        except psycopg.Error as exc:
-            raise WarehouseError(type(exc).__name__, _first_line(exc), sql, exc.sqlstate) from exc
-
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        try:
-            with self.conn.cursor() as cursor:
-                cursor.executemany(sql, rows)
-        except psycopg.Error as exc:
-            raise WarehouseError(type(exc).__name__, _first_line(exc), sql, exc.sqlstate) from exc
+    def _statement(self, sql: str, params: Sequence[Any] | None, fetch: bool) -> tuple[list[tuple[Any, ...]], int]:
+        cursor = self.conn.execute(sql, params)
+        return (cursor.fetchall() if fetch else []), cursor.rowcount
 
     def begin(self) -> None:
         """psycopg opens a transaction with the first statement; nothing to send."""
@@ -73,30 +64,46 @@ class PostgresSession(Session):
 class PostgresDialect(WarehouseDialect):
     name = "postgres"
     display_name = "PostgreSQL"
+    jdbc_subprotocols = ("postgresql",)
+    url_form = POSTGRES_FORM
     sqlglot_dialect = "postgres"
-    replace_strategy = "transactional"
-    update_strategy = "update_from"
     identifier_case = "lower"
     identity_columns = True
-    temporary_tables = True
-    table_formats = ("native",)
     single_writer = False
-    index_stages = True
     session_settings: ClassVar[tuple[str, ...]] = ("SET TIME ZONE 'UTC'",)
-    max_parameters = 65535
     placeholder = "%s"
 
+    # -- configuration --------------------------------------------------------------------------
+    @classmethod
+    def parse_url(cls, url: str, resolve: Resolve, refuse: Refuse) -> JdbcTarget:
+        return parse_postgres(url, resolve, refuse)
+
+    # -- connections ----------------------------------------------------------------------------
     def connect(self) -> Session:
+        import psycopg
+
+        from etl_craft.engine.dialects.postgresql.connect import connection_arguments
+
         url, args, _display = connection_arguments(self.config, self.profile)
-        try:
+        with driver_errors(psycopg.Error, "connect"):
             conn = psycopg.connect(host=url.host, port=url.port, dbname=url.database, autocommit=False, **args)
-        except psycopg.Error as exc:
-            raise WarehouseError(type(exc).__name__, _first_line(exc), "connect") from exc
-        return PostgresSession(self, conn)
+        return PostgresSession(self, conn, psycopg.Error)
+
+    def script_engine(self) -> sa.Engine:
+        import sqlalchemy as sa
+
+        from etl_craft.engine.dialects.postgresql.connect import connection_arguments
+
+        url, args, _ = connection_arguments(self.config, self.profile)
+        return sa.create_engine(url, connect_args=args, pool_pre_ping=True)
+
+    def server_address(self) -> tuple[str, int, str] | None:
+        return postgres_address(self.profile.jdbc_url)
 
     def database_name(self) -> str | None:
-        return urlsplit(self.profile.jdbc_url.removeprefix("jdbc:")).path.lstrip("/") or None
+        return postgres_address(self.profile.jdbc_url)[2] or None
 
+    # -- catalog --------------------------------------------------------------------------------
     def _schema_table(self, parts: tuple[str, ...]) -> tuple[str, str]:
         return self.fold(parts[-2]), self.fold(parts[-1])
 
@@ -135,11 +142,28 @@ class PostgresDialect(WarehouseDialect):
         )
         return bool(found)
 
+    # -- reading an author's SELECT -------------------------------------------------------------
+    @contextmanager
+    def read_only(self, session: Session) -> Iterator[None]:
+        session.execute("SAVEPOINT etl_read_only")
+        session.execute("SET TRANSACTION READ ONLY")
+        try:
+            yield
+        except WarehouseError as exc:
+            if exc.sqlstate != READ_ONLY_SQLSTATE:
+                raise
+            raise ReadOnlyViolation(exc.kind, exc.message, exc.sql, exc.sqlstate) from exc
+        session.execute("RELEASE SAVEPOINT etl_read_only")
+
+    def stage_select(self, session: Session, name: str, select: str) -> None:
+        # WITH NO DATA plans the SELECT for the stage's columns without running it.
+        session.execute(f"CREATE TEMPORARY TABLE {self.scratch_sql(name)} AS {select}\nWITH NO DATA")
+        with self.read_only(session):
+            session.execute(f"INSERT INTO {self.scratch_sql(name)}\n{select}")
+
+    # -- SQL ------------------------------------------------------------------------------------
     def row_id_column_sql(self, column: str) -> str:
         return f"{self.ident(column)} BIGINT GENERATED BY DEFAULT AS IDENTITY"
-
-    def timestamp_type(self) -> str:
-        return "TIMESTAMP WITH TIME ZONE"
 
     def analyze_stage(self, session: Session, stage: str, keys: Sequence[str], unique: bool) -> bool:
         """A (unique) index on the merge key, analyzed where needed; a unique index that fails means repeated keys."""

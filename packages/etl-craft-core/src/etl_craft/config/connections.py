@@ -1,8 +1,9 @@
-"""The Engine and Warehouse sections: one connection profile each, with its login.
+"""The Engine section, and the login rules every connection profile with a login follows.
 
-Both follow the same login rules for PostgreSQL, kept in one table so the connection code never
-has to check them again. Modes this release cannot verify (oauth, sso, sts) are refused by name
-rather than half-supported.
+The Engine DB and a warehouse with a login (PostgreSQL's, through its dialect) share the rules, kept
+in one table so the connection code never has to check them again. Modes this release cannot verify
+(oauth, sso, sts) are refused by name rather than half-supported. The Warehouse section is read in
+`config.warehouses`, with its dialect.
 """
 
 from __future__ import annotations
@@ -12,13 +13,7 @@ from dataclasses import replace
 
 from etl_craft.config.layout import BlockSpec, open_section
 from etl_craft.config.model import ConnectionProfile
-from etl_craft.config.urls import (
-    DUCKDB_FORM,
-    POSTGRES_FORM,
-    SQLITE_FORM,
-    parse_engine_url,
-    parse_warehouse_url,
-)
+from etl_craft.config.urls import POSTGRES_FORM, SQLITE_FORM, parse_engine_url, url_kind
 from etl_craft.config.values import Context, Reader, normalise_choice, show
 from etl_craft.core.errors import ConfigurationError
 
@@ -39,53 +34,46 @@ _AUTH_HINT = (
     + ", ".join(AUTH_MODES)
     + ")"
 )
-_AUTH_HINTS = {key: _AUTH_HINT for key in ("client_id", "token_url", "scope", "issuer", "region", "role_arn")}
-_FIELD_HINT = "it is read only for Databricks and Snowflake warehouses, which this release does not support"
+AUTH_HINTS = {key: _AUTH_HINT for key in ("client_id", "token_url", "scope", "issuer", "region", "role_arn")}
 
 ENGINE_SPEC = BlockSpec(
     "Engine",
     ("Profile", "Name", "jdbc_url", "schema", *LOGIN_KEYS),
-    hints=_AUTH_HINTS,
-)
-WAREHOUSE_SPEC = BlockSpec(
-    "Warehouse",
-    ("Profile", "Name", "Table_format", "jdbc_url", "schema", *LOGIN_KEYS, "token", "s3_secret"),
-    hints={**_AUTH_HINTS, "database": _FIELD_HINT, "catalog": _FIELD_HINT},
+    hints=AUTH_HINTS,
 )
 
-_KIND_NAMES = {"postgres": "Postgres", "sqlite": "SQLite", "duckdb": "DuckDB"}
+# The Engine DB's JDBC subprotocol -> its Name.
+_KIND_NAMES = {"postgresql": "Postgres", "sqlite": "SQLite"}
 
 
-def _refuser(reader: Reader, key: str) -> Callable[..., ConfigurationError]:
+def refuser(reader: Reader, key: str) -> Callable[..., ConfigurationError]:
     def refuse(what: str | None = None, **parts: str | None) -> ConfigurationError:
         return reader.error(key, what, **parts)
 
     return refuse
 
 
-def _check_name(reader: Reader, kind: str, allowed: tuple[str, ...], unsupported: tuple[str, ...] = ()) -> str | None:
+def _check_name(reader: Reader, kind: str, allowed: tuple[str, ...]) -> str | None:
     """The optional Name, which must agree with the kind of database the URL names."""
     setting = reader.get("Name")
     if setting is None:
         return None
     text, variable = reader.resolve(setting)
-    if normalise_choice(text, unsupported):
-        raise reader.error(
-            "Name",
-            f"{text} is not supported in this release",
-            expected="Name " + " or ".join(allowed),
-            remedy="use a supported warehouse",
-        )
     name = reader.choice("Name", allowed)
     if name != _KIND_NAMES[kind]:
-        raise reader.error(
-            "Name",
-            f"does not match jdbc_url, which names a {_KIND_NAMES[kind]} database",
-            found=show(text, variable),
-            expected=f"Name: {_KIND_NAMES[kind]} (or no Name)",
-            remedy="correct Name or jdbc_url so they name the same database",
-        )
+        raise name_mismatch(reader, show(text, variable), _KIND_NAMES[kind], _KIND_NAMES[kind])
     return name
+
+
+def name_mismatch(reader: Reader, found: str, database: str, expected: str) -> ConfigurationError:
+    """A Name that names another database than jdbc_url does."""
+    return reader.error(
+        "Name",
+        f"does not match jdbc_url, which names a {database} database",
+        found=found,
+        expected=f"Name: {expected} (or no Name)",
+        remedy="correct Name or jdbc_url so they name the same database",
+    )
 
 
 def _auth_mode(reader: Reader) -> str | None:
@@ -132,74 +120,37 @@ def with_login(reader: Reader, profile: ConnectionProfile) -> ConnectionProfile:
     )
 
 
-def _refuse_keys(reader: Reader, keys: tuple[str, ...], why: str) -> None:
+def login_text(profile: ConnectionProfile) -> str:
+    """A profile's login in one phrase, for doctor: its auth_mode and user."""
+    mode = profile.auth_mode or "trust or peer (no secret)"
+    return f"{mode}" + (f" as {profile.user}" if profile.user else "")
+
+
+def refuse_keys(reader: Reader, keys: tuple[str, ...], why: str) -> None:
     for key in reader.present(keys):
         raise reader.error(key, why, remedy=f"remove {key}")
 
 
-def _schema(reader: Reader, kind: str, holder: str) -> str:
-    """PostgreSQL needs an existing schema; a file database has none, so `main` by convention."""
-    if kind != "postgres":
+def _schema(reader: Reader, kind: str) -> str:
+    """PostgreSQL needs an existing schema; a SQLite file has none, so `main` by convention."""
+    if kind == "sqlite":
         return reader.text("schema", "main") or "main"
-    return reader.required_text(
-        "schema",
-        expected=f"the existing PostgreSQL schema that holds the {holder}'s tables",
-    )
+    return reader.required_text("schema", expected="the existing PostgreSQL schema that holds the Engine DB's tables")
 
 
 def parse_engine(ctx: Context, body: object, default_profile: str | None) -> ConnectionProfile:
     reader = open_section(ctx, ENGINE_SPEC, body, default_profile)
     url = reader.required_text("jdbc_url", expected=f"{SQLITE_FORM} or {POSTGRES_FORM}")
-    target = parse_engine_url(url, ctx.resolve_path, _refuser(reader, "jdbc_url"))
+    target = parse_engine_url(url, ctx.resolve_path, refuser(reader, "jdbc_url"))
     profile = ConnectionProfile(
         section="Engine",
         profile=reader.profile_block,
-        name=_check_name(reader, target.kind, ("Postgres", "SQLite")),
+        name=_check_name(reader, url_kind(url), ("Postgres", "SQLite")),
         jdbc_url=target.url,
-        schema=_schema(reader, target.kind, "Engine DB"),
+        schema=_schema(reader, target.kind),
         url_files=target.url_files,
     )
     if target.kind == "sqlite":
-        _refuse_keys(reader, LOGIN_KEYS, "is not used: a SQLite file has no login")
+        refuse_keys(reader, LOGIN_KEYS, "is not used: a SQLite file has no login")
         return profile
     return with_login(reader, profile)
-
-
-def parse_warehouse(ctx: Context, body: object, default_profile: str | None) -> ConnectionProfile:
-    reader = open_section(ctx, WAREHOUSE_SPEC, body, default_profile)
-    url = reader.required_text("jdbc_url", expected=f"{POSTGRES_FORM} or {DUCKDB_FORM}")
-    target = parse_warehouse_url(url, ctx.resolve_path, _refuser(reader, "jdbc_url"))
-    name = _check_name(reader, target.kind, ("Postgres", "DuckDB"), ("Trino", "Databricks", "Snowflake"))
-    table_format = reader.choice("Table_format", ("native", "iceberg"), "native") or "native"
-    profile = ConnectionProfile(
-        section="Warehouse",
-        profile=reader.profile_block,
-        name=name,
-        jdbc_url=target.url,
-        schema=_schema(reader, target.kind, "warehouse"),
-        table_format=table_format,
-        url_files=target.url_files,
-    )
-    if target.kind == "postgres":
-        if table_format == "iceberg":
-            raise reader.error(
-                "Table_format",
-                "iceberg is not available on a PostgreSQL warehouse",
-                expected="Table_format: native",
-                remedy="use native (or leave Table_format out)",
-            )
-        _refuse_keys(
-            reader,
-            ("token", "s3_secret"),
-            "is not used by a PostgreSQL warehouse (auth_mode token reads secret)",
-        )
-        return with_login(reader, profile)
-    _refuse_keys(reader, LOGIN_KEYS, "is not used: a DuckDB file has no login")
-    if table_format == "native":
-        _refuse_keys(reader, ("token", "s3_secret"), "is used only with Table_format: iceberg")
-    # DuckDB over Iceberg: both stay variable names, resolved for each new connection.
-    return replace(
-        profile,
-        token_var=reader.secret_var("token"),
-        s3_secret_var=reader.secret_var("s3_secret"),
-    )

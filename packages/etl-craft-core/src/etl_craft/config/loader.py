@@ -12,12 +12,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from etl_craft.config.connections import parse_engine, parse_warehouse
+from etl_craft.config.connections import parse_engine
 from etl_craft.config.layout import check_layout
 from etl_craft.config.model import CloningSettings, ConnectorConfig
 from etl_craft.config.secrets import SecretSource
 from etl_craft.config.sections import parse_cloning, parse_docs_site, parse_orchestration, parse_secrets
 from etl_craft.config.values import Context
+from etl_craft.config.warehouses import parse_warehouse
 from etl_craft.config.yaml_strict import load_yaml
 from etl_craft.core.errors import ConfigurationError
 

@@ -114,10 +114,10 @@ class ConnectionProfile:
     database: str | None = None
     catalog: str | None = None
     table_format: str = "native"
-    token_var: str | None = None
-    s3_secret_var: str | None = None
     # URL settings that name files (sslrootcert, sslcert, sslkey), resolved beside the config.
     url_files: tuple[tuple[str, Path], ...] = ()
+    # A Warehouse's dialect: the name of its entry point in etl_craft.warehouses (None for the Engine).
+    dialect: str | None = None
 
     @property
     def where(self) -> str:

@@ -1,14 +1,14 @@
-"""JDBC URLs of the Engine DB and the warehouse.
+"""JDBC URLs: the Engine DB's, and the rules warehouse dialects share when they parse theirs.
 
 The URL decides the database kind, so it is checked here once: the forms this release supports,
 no in-memory databases (every task runs in its own process and would see an empty one), no
 credentials in the query string (they would reach logs and override the configured secret), and
-files named by the URL resolved beside the config so every command finds the same file.
+files named by the URL resolved beside the config so every command finds the same file. A warehouse
+URL is parsed by its dialect (`WarehouseKind.parse_url`), which uses the helpers here.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +20,9 @@ from etl_craft.core.text import CREDENTIAL_KEYS, redact_url
 # libpq also takes the client key's passphrase as `sslpassword`; it is refused like the others.
 URL_CREDENTIAL_KEYS = CREDENTIAL_KEYS | {"sslpassword"}
 URL_FILE_KEYS = ("sslrootcert", "sslcert", "sslkey")
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 POSTGRES_FORM = "jdbc:postgresql://host[:port]/database[?settings]"
 SQLITE_FORM = "jdbc:sqlite:<file>"
-DUCKDB_FORM = "jdbc:duckdb:<file>"
-UNSUPPORTED_WAREHOUSES = ("trino", "snowflake", "databricks")
 
 # refuse(what, found=..., expected=..., remedy=...) builds the error naming the jdbc_url setting.
 Refuse = Callable[..., ConfigurationError]
@@ -34,7 +31,7 @@ Resolve = Callable[[str], Path]
 
 @dataclass(frozen=True)
 class JdbcTarget:
-    kind: str  # "postgres" | "sqlite" | "duckdb"
+    kind: str  # the Engine DB's "postgres" | "sqlite"; a warehouse dialect's name
     url: str  # file URLs rewritten to the absolute file; PostgreSQL as written
     url_files: tuple[tuple[str, Path], ...] = ()
 
@@ -53,7 +50,7 @@ def shown_url(url: str) -> str:
     return repr(redact_url(url))
 
 
-def _refuse_credentials(query: str, refuse: Refuse) -> list[tuple[str, str]]:
+def refuse_credentials(query: str, refuse: Refuse) -> list[tuple[str, str]]:
     pairs = parse_qsl(query, keep_blank_values=True)
     for key, _ in pairs:
         if key.lower() in URL_CREDENTIAL_KEYS:
@@ -93,7 +90,7 @@ def parse_postgres(url: str, resolve: Resolve, refuse: Refuse) -> JdbcTarget:
             remedy="write the host, optional port and database name in that form",
         )
     files: list[tuple[str, Path]] = []
-    for key, value in _refuse_credentials(parts.query, refuse):
+    for key, value in refuse_credentials(parts.query, refuse):
         if key.lower() not in URL_FILE_KEYS:
             continue
         if not value:
@@ -108,10 +105,10 @@ def parse_postgres(url: str, resolve: Resolve, refuse: Refuse) -> JdbcTarget:
     return JdbcTarget("postgres", url, tuple(files))
 
 
-def _file_part(url: str, prefix_length: int) -> tuple[str, str]:
-    rest = url[prefix_length:]
-    path, _, query = rest.partition("?")
-    return path, query
+def postgres_address(url: str) -> tuple[str, int, str]:
+    """(host, port, database) of a PostgreSQL JDBC URL, comparable between two profiles."""
+    parts = urlsplit(url.removeprefix("jdbc:"))
+    return (parts.hostname or "").lower(), parts.port or 5432, parts.path.lstrip("/")
 
 
 def parse_sqlite(url: str, resolve: Resolve, refuse: Refuse) -> JdbcTarget:
@@ -137,26 +134,6 @@ def parse_sqlite(url: str, resolve: Resolve, refuse: Refuse) -> JdbcTarget:
     return JdbcTarget("sqlite", f"jdbc:sqlite:{resolve(rest)}")
 
 
-def parse_duckdb(url: str, resolve: Resolve, refuse: Refuse) -> JdbcTarget:
-    path, query = _file_part(url, len("jdbc:duckdb:"))
-    if path == "" or path.startswith(":memory:"):
-        raise refuse(
-            "an in-memory DuckDB database",
-            found=shown_url(url),
-            expected=f"{DUCKDB_FORM}, e.g. jdbc:duckdb:warehouse.duckdb",
-            remedy="name a file: each task runs in its own process and would see an empty in-memory database",
-        )
-    _refuse_credentials(query, refuse)
-    stem = Path(path).stem
-    if not IDENTIFIER.fullmatch(stem):
-        raise refuse(
-            f"the file name {Path(path).name!r} does not make a catalog name",
-            expected="a file name whose stem is letters, digits and _, not starting with a digit",
-            remedy="rename the file, e.g. warehouse.duckdb; DuckDB uses that name as the catalog",
-        )
-    return JdbcTarget("duckdb", f"jdbc:duckdb:{resolve(path)}" + (f"?{query}" if query else ""))
-
-
 def parse_engine_url(url: str, resolve: Resolve, refuse: Refuse) -> JdbcTarget:
     kind = url_kind(url)
     if kind == "sqlite":
@@ -167,23 +144,4 @@ def parse_engine_url(url: str, resolve: Resolve, refuse: Refuse) -> JdbcTarget:
         found=shown_url(url),
         expected=f"{SQLITE_FORM} or {POSTGRES_FORM}",
         remedy="use a SQLite file for one machine or PostgreSQL for several",
-    )
-
-
-def parse_warehouse_url(url: str, resolve: Resolve, refuse: Refuse) -> JdbcTarget:
-    kind = url_kind(url)
-    if kind == "postgresql":
-        return parse_postgres(url, resolve, refuse)
-    if kind == "duckdb":
-        return parse_duckdb(url, resolve, refuse)
-    if kind:
-        raise refuse(
-            f"warehouse {kind!r} is not supported in this release",
-            expected=f"a supported warehouse: postgres ({POSTGRES_FORM}) or duckdb ({DUCKDB_FORM})",
-            remedy="use a PostgreSQL or DuckDB warehouse",
-        )
-    raise refuse(
-        found=shown_url(url),
-        expected=f"{POSTGRES_FORM} or {DUCKDB_FORM}",
-        remedy="start the URL with jdbc:",
     )

@@ -24,9 +24,11 @@ from etl_craft.engine.tables import aud_business_rules_results, aud_business_rul
 from etl_craft.execution.task_context import Counts, HandlerResult, TaskContext
 from etl_craft.handlers.sql import lock_timeout
 from etl_craft.handlers.sql.columns import ACTIVE_FLAG, PIPELINE_RUN_ID, PLAIN_NAME
-from etl_craft.handlers.sql.dialect import Session, WarehouseDialect, WarehouseError, load_dialect
+from etl_craft.handlers.sql.runner import read_only_refusal
 from etl_craft.handlers.sql.spec import parse_target
 from etl_craft.handlers.sql.text import check_read_only, nested, strip_trailing
+from etl_craft.handlers.warehouse.dialect import WarehouseDialect, load_dialect
+from etl_craft.handlers.warehouse.session import ReadOnlyViolation, Session, WarehouseError
 
 BATCH = 1000  # keys per statement: within SQLite's, PostgreSQL's and every warehouse's parameter limit
 
@@ -87,7 +89,7 @@ def load_rules(ctx: TaskContext) -> list[Rule]:
     ]
 
 
-def precheck(rule: Rule, sqlglot_dialect: str, task_code: str) -> None:
+def precheck(rule: Rule, sqlglot_dialect: str, task_code: str, state_changing: frozenset[str] = frozenset()) -> None:
     where = f"task {task_code}: business rule {rule.name}"
     if not PLAIN_NAME.match(rule.key_column or ""):
         raise SqlGuardError(
@@ -97,7 +99,7 @@ def precheck(rule: Rule, sqlglot_dialect: str, task_code: str) -> None:
             remedy="name the column that identifies a row, e.g. customer_id",
         )
     parse_target(rule.table, task_code, f"business rule {rule.name}: TARGET_TABLE")
-    check_read_only(strip_trailing(rule.sql), sqlglot_dialect, f"{where}: BUSINESS_RULE_SQL")
+    check_read_only(strip_trailing(rule.sql), sqlglot_dialect, f"{where}: BUSINESS_RULE_SQL", state_changing)
 
 
 def succeeded_rules(ctx: TaskContext) -> set[int]:
@@ -219,7 +221,11 @@ class RuleCheck:
 
     def step(self, name: str, sql: str) -> list[tuple[object, ...]]:
         try:
-            return self.session.rows(sql)
+            with self.dialect.read_only(self.session):
+                return self.session.rows(sql)
+        except ReadOnlyViolation as exc:
+            self.ctx.log.error("%s: %s failed; the statement was:\n%s", self.rule.label, name, exc.sql)
+            raise read_only_refusal(f"{self.rule.label}: BUSINESS_RULE_SQL", exc) from None
         except WarehouseError as exc:
             self.ctx.log.error("%s: %s failed; the statement was:\n%s", self.rule.label, name, exc.sql)
             raise HandlerError(f"{self.rule.label}: {name} failed: {exc.kind}: {exc.message}") from None
@@ -317,7 +323,7 @@ def run(ctx: TaskContext) -> HandlerResult:
     dialect = load_dialect(ctx.config)
     rules = load_rules(ctx)
     for rule in rules:
-        precheck(rule, dialect.sqlglot_dialect, ctx.task_code)
+        precheck(rule, dialect.sqlglot_dialect, ctx.task_code, dialect.state_changing_functions)
     done = set() if (ctx.rerun or ctx.force) else succeeded_rules(ctx)
     flagged = cleared = 0
     notes: list[tuple[str, str]] = []

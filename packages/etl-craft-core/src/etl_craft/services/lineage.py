@@ -15,10 +15,10 @@ import sqlalchemy as sa
 from etl_craft.core.errors import EtlCraftError, UsageError
 from etl_craft.engine.tables import aud_column_lineage
 from etl_craft.handlers.sql.catalog import SqlTaskRow, active_tasks, key_of
-from etl_craft.handlers.sql.dialect import load_dialect
 from etl_craft.handlers.sql.lineage import LINEAGE_TOKENS, Edge, Trace, cache_key, trace
 from etl_craft.handlers.sql.spec import source_text
 from etl_craft.handlers.sql.text import replace_tokens, strip_trailing
+from etl_craft.handlers.warehouse.dialect import load_dialect
 from etl_craft.services.context import OperationContext
 
 UNTRACED = "untraced: "

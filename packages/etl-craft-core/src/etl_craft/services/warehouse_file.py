@@ -1,18 +1,17 @@
-"""A DuckDB warehouse file that vanished is refused before a run touches anything.
+"""A warehouse file (a DuckDB file) that vanished is refused before a run touches anything.
 
-DuckDB creates a missing file when it connects. For a project whose tasks already wrote to the
-warehouse that would be silent damage: the stored offsets say the landed records are there, merges
-would start from empty targets, and the tasks would fail one by one with "table does not exist".
-So a run, a task run and a backfill check the file first and stop naming it and the remedy, with
-nothing recorded. A new project, whose Engine DB holds no successful SQL or BUSINESS_RULES task
-run yet, may still let DuckDB create its file.
+A file warehouse creates a missing file when it connects (its dialect's `storage_file`). For a
+project whose tasks already wrote to the warehouse that would be silent damage: the stored offsets
+say the landed records are there, merges would start from empty targets, and the tasks would fail
+one by one with "table does not exist". So a run, a task run and a backfill check the file first and
+stop naming it and the remedy, with nothing recorded. A new project, whose Engine DB holds no
+successful SQL or BUSINESS_RULES task run yet, may still let the warehouse create its file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 import sqlalchemy as sa
 
@@ -20,6 +19,7 @@ from etl_craft.core.enums import Handler
 from etl_craft.core.errors import ConnectionTestError
 from etl_craft.engine import tables as t
 from etl_craft.execution.graph import Graph
+from etl_craft.handlers.warehouse.dialect import load_dialect
 from etl_craft.services.context import OperationContext
 
 # Tasks that can only succeed by having connected to the warehouse.
@@ -36,14 +36,6 @@ class WarehouseUse:
     task_code: str
     pipeline_run_id: int
     ended_at: datetime | None
-
-
-def duckdb_file(ctx: OperationContext) -> Path | None:
-    """The configured DuckDB warehouse file, or None when the warehouse is not a DuckDB file."""
-    warehouse = ctx.config.warehouse
-    if warehouse is None or not warehouse.jdbc_url.startswith("jdbc:duckdb:"):
-        return None
-    return Path(warehouse.jdbc_url.removeprefix("jdbc:duckdb:").partition("?")[0])
 
 
 def recorded_use(conn: sa.Connection) -> WarehouseUse | None:
@@ -68,17 +60,20 @@ def recorded_use(conn: sa.Connection) -> WarehouseUse | None:
 
 
 def require_warehouse_file(ctx: OperationContext, graph: Graph) -> None:
-    """Refuse (exit 11) to run a pipeline that uses a DuckDB warehouse whose file vanished after use."""
-    path = duckdb_file(ctx)
+    """Refuse (exit 11) to run a pipeline that uses a file warehouse whose file vanished after use."""
+    if ctx.config.warehouse is None:
+        return
+    dialect = load_dialect(ctx.config)
+    path = dialect.storage_file()
     if path is None or path.exists() or not any(task.handler in _USES_WAREHOUSE for task in graph.tasks.values()):
         return
     with ctx.db.read() as conn:
         use = recorded_use(conn)
     if use is None:
-        return  # a new project: DuckDB creates the file on first use
+        return  # a new project: the warehouse creates its file on first use
     when = f" at {use.ended_at:%Y-%m-%d %H:%M:%S}Z" if use.ended_at else ""
     raise ConnectionTestError(
-        f"the DuckDB warehouse {path} (Warehouse.jdbc_url in {ctx.config.path})",
+        f"the {dialect.display_name} warehouse {path} (Warehouse.jdbc_url in {ctx.config.path})",
         found=(
             f"no such file, although {use.task_runs} successful task run(s) of this project wrote to it, "
             f"the latest {use.pipeline_code}.{use.task_code} in run {use.pipeline_run_id}{when}"

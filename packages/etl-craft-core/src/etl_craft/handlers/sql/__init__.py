@@ -16,10 +16,10 @@ from etl_craft.engine import locks
 from etl_craft.execution.task_context import Counts, HandlerResult, TaskContext
 from etl_craft.handlers.sql import merge, replace
 from etl_craft.handlers.sql.catalog import target_key
-from etl_craft.handlers.sql.dialect import WarehouseDialect, load_dialect, refuse_table_format
 from etl_craft.handlers.sql.hashing import clear_version, publish_version
 from etl_craft.handlers.sql.runner import ActionRun
 from etl_craft.handlers.sql.spec import SqlTaskSpec, TaskIdentity, parse_spec
+from etl_craft.handlers.warehouse.dialect import WarehouseDialect, load_dialect, refuse_table_format
 
 ACTIONS: dict[str, Callable[[ActionRun], None]] = {
     "CREATE_TABLE": replace.create_table,
@@ -50,7 +50,12 @@ def task_spec(ctx: TaskContext, dialect: WarehouseDialect) -> SqlTaskSpec:
         ctx.task_code, ctx.pipeline_id, ctx.pipeline_run_id, ctx.task_run_id, ctx.refresh_type, ctx.run_date
     )
     spec = parse_spec(
-        ctx.parameters, identity, ctx.config.sql_files_dir, dialect.sqlglot_dialect, dialect.storage_parameters
+        ctx.parameters,
+        identity,
+        ctx.config.sql_files_dir,
+        dialect.sqlglot_dialect,
+        dialect.storage_parameters,
+        dialect.state_changing_functions,
     )
     check_warehouse_fit(spec, dialect, ctx.task_code)
     return spec

@@ -1,8 +1,7 @@
 """Actions that create, replace or drop a whole table: CREATE_TABLE, SETUP_TABLE, OVERWRITE_TABLE, DROP_TABLE.
 
-On warehouses whose replace strategy is `transactional` (PostgreSQL, DuckDB) every statement runs
-inside the action's one warehouse transaction, so a failure at any point rolls back to the old
-table and its rows (S3.G.3).
+Every statement runs inside the action's one warehouse transaction (the installed warehouses' DDL is
+transactional), so a failure at any point rolls back to the old table and its rows (S3.G.3).
 """
 
 from __future__ import annotations
@@ -12,17 +11,8 @@ from collections.abc import Sequence
 from etl_craft.core.errors import SqlGuardError
 from etl_craft.handlers.sql import catalog
 from etl_craft.handlers.sql import columns as cols
-from etl_craft.handlers.sql.dialect import Column
 from etl_craft.handlers.sql.runner import ActionRun
-
-
-def _require_transactional(run: ActionRun) -> None:
-    if run.dialect.replace_strategy != "transactional":
-        raise run.refuse(
-            f"{run.dialect.display_name}, whose replace strategy is {run.dialect.replace_strategy}",
-            "a warehouse this release can replace tables on (PostgreSQL or DuckDB)",
-            "use a supported warehouse",
-        )
+from etl_craft.handlers.warehouse.session import Column
 
 
 def table_definition(run: ActionRun, business: Sequence[Column], engine_columns: Sequence[str]) -> str:
@@ -40,7 +30,6 @@ def table_definition(run: ActionRun, business: Sequence[Column], engine_columns:
 
 def create_table(run: ActionRun) -> None:
     """Replace the target with the SELECT's rows; the old table survives any failure."""
-    _require_transactional(run)
     stage = run.build_stage()
     run.count_source(stage, keyed=False)
     if run.target_columns():
@@ -97,7 +86,6 @@ def setup_table(run: ActionRun) -> None:
 
 def overwrite_table(run: ActionRun) -> None:
     """Replace every row and keep the table's definition (columns may be added by SCHEMA_EVOLUTION)."""
-    _require_transactional(run)
     target = run.existing_target()
     engine_columns = cols.ACTION_COLUMNS["OVERWRITE_TABLE"]
     run.require_engine_columns(target, engine_columns)

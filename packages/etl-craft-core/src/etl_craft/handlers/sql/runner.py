@@ -15,10 +15,11 @@ from etl_craft.core.errors import HandlerError, SqlGuardError
 from etl_craft.core.faults import fault_point
 from etl_craft.execution.task_context import TaskContext
 from etl_craft.handlers.sql import columns as cols
-from etl_craft.handlers.sql.dialect import Column, Session, WarehouseDialect, WarehouseError
 from etl_craft.handlers.sql.hashing import hash_sql, row_digest_sql
 from etl_craft.handlers.sql.spec import SqlTaskSpec
 from etl_craft.handlers.sql.text import embed
+from etl_craft.handlers.warehouse.dialect import WarehouseDialect
+from etl_craft.handlers.warehouse.session import Column, ReadOnlyViolation, Session, WarehouseError
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,16 @@ class Stage:
 
     def column(self, name: str) -> Column | None:
         return next((c for c in self.columns if c.key == name.lower()), None)
+
+
+def read_only_refusal(where: str, exc: ReadOnlyViolation) -> SqlGuardError:
+    """An author's SELECT (or rule) that tried to write while the warehouse ran it read-only."""
+    return SqlGuardError(
+        where,
+        found=f"a SELECT that changes the warehouse ({exc.kind}: {exc.message})",
+        expected="a SELECT that only reads: etl-craft runs it read-only and writes the target itself",
+        remedy="remove the call that changes data (setval, nextval, or a function that writes a table)",
+    )
 
 
 def _normal_type(text: str) -> str:
@@ -60,6 +71,9 @@ class ActionRun:
     def step(self, name: str) -> Iterator[None]:
         try:
             yield
+        except ReadOnlyViolation as exc:
+            self.ctx.log.error("%s: %s failed; the statement was:\n%s", self.label, name, exc.sql)
+            raise read_only_refusal(self.label, exc) from None
         except WarehouseError as exc:
             self.ctx.log.error("%s: %s failed; the statement was:\n%s", self.label, name, exc.sql)
             raise HandlerError(
@@ -148,7 +162,7 @@ class ActionRun:
             extra = f", ROW_NUMBER() {window} AS {cols.STAGE_ROW_NUMBER}, RANK() {window} AS {cols.STAGE_RANK}"
         select = f"SELECT etl_src.*{extra}\nFROM {embed(self.spec.select)}" + ("\nWHERE 1 = 0" if empty else "")
         with self.step("stage the SELECT"):
-            self.session.execute(self.dialect.create_scratch_sql(name, select))
+            self.dialect.stage_select(self.session, name, select)
             found = self.dialect.scratch_columns(self.session, name)
         stage = Stage(name, self.dialect.scratch_sql(name), tuple(c for c in found if c.key not in cols.STAGE_INTERNAL))
         names = [c.name for c in stage.columns]

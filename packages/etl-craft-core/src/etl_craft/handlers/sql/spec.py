@@ -25,7 +25,6 @@ ACTIONS = (
 KEYED_ACTIONS = (*MERGE_ACTIONS, "DELETE_ROWS")
 EVOLVING_ACTIONS = ("OVERWRITE_TABLE", *MERGE_ACTIONS)
 STORAGE_PARAMETERS = ("EXTERNAL_LOCATION", "EXTERNAL_VOLUME", "BASE_LOCATION", "CATALOG")
-TABLE_FORMATS = ("native", "iceberg")
 # Every task parameter a SQL task reads (validate warns about any other name).
 SQL_PARAMETERS = (
     "SQL_ACTION",
@@ -197,6 +196,7 @@ def parse_spec(
     sql_files_dir: Path,
     sqlglot_dialect: str,
     storage_parameters: tuple[str, ...] = (),
+    state_changing: frozenset[str] = frozenset(),
 ) -> SqlTaskSpec:
     task = identity.task_code
     action = parameters.get("SQL_ACTION")
@@ -216,14 +216,7 @@ def parse_spec(
                 expected="no storage parameter this warehouse does not use",
                 remedy=f"remove {name}; it applies to other warehouses",
             )
-    table_format = parameters.get("TABLE_FORMAT")
-    if table_format is not None and table_format not in TABLE_FORMATS:
-        raise SqlGuardError(
-            _where(task, "TABLE_FORMAT"),
-            found=repr(table_format),
-            expected="native or iceberg",
-            remedy="set TABLE_FORMAT to native or iceberg, or leave it out",
-        )
+    table_format = parameters.get("TABLE_FORMAT")  # the dialect checks it (check_warehouse_fit)
     switches = {name: yes_no(parameters, name, task) for name in TOKEN_SWITCHES.values()}
     select: str | None = None
     label = ""
@@ -238,7 +231,7 @@ def parse_spec(
     else:
         raw, label = source_text(parameters, sql_files_dir, task)
         select = strip_trailing(substitute(raw, token_values(identity), switches, f"task {task}: {label}"))
-        check_read_only(select, sqlglot_dialect, f"task {task}: {label}")
+        check_read_only(select, sqlglot_dialect, f"task {task}: {label}", state_changing)
     setup_for = parameters.get("SETUP_FOR")
     if setup_for is not None and setup_for not in ACTION_COLUMNS:
         raise SqlGuardError(

@@ -203,8 +203,9 @@ def embed(select: str) -> str:
     return f"(\n{strip_trailing(select)}\n) etl_src"
 
 
-def check_read_only(sql: str, sqlglot_dialect: str, where: str) -> None:
-    """Refuse anything but one SELECT, WITH, TABLE or VALUES statement that reads."""
+def check_read_only(sql: str, sqlglot_dialect: str, where: str, state_changing: frozenset[str] = frozenset()) -> None:
+    """Refuse anything but one SELECT, WITH, TABLE or VALUES statement that reads, calling none of
+    the `state_changing` functions (the dialect's `state_changing_functions`)."""
     import sqlglot
     from sqlglot import exp
 
@@ -244,3 +245,22 @@ def check_read_only(sql: str, sqlglot_dialect: str, where: str) -> None:
                 expected="a query that only reads",
                 remedy="remove the data-changing part; etl-craft writes the target itself",
             )
+        function = _function_name(node)
+        if function in state_changing:
+            raise SqlGuardError(
+                where,
+                found=f"a call of {function}(), which changes the warehouse's state",
+                expected=f"a query that only reads: no {', '.join(sorted(state_changing))} (read-only rule)",
+                remedy="remove the call; etl-craft writes the target itself and assigns ROW_ID",
+            )
+
+
+def _function_name(node: object) -> str | None:
+    """The lower-case name of a function call, as written; None for any other node."""
+    from sqlglot import exp
+
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    if isinstance(node, exp.Func):
+        return node.sql_name().lower()
+    return None

@@ -1,7 +1,8 @@
 """doctor checks that connect: the warehouse (through its dialect) and the email relay (NOOP, no login).
 
 Each gets a short timeout so an unreachable host fails the check instead of hanging doctor. Nothing
-is created: a DuckDB file that isn't there yet is reported, not opened (opening would create it).
+is created: a warehouse file that isn't there yet (a DuckDB file) is reported, not opened (opening
+would create it).
 """
 
 from __future__ import annotations
@@ -9,16 +10,15 @@ from __future__ import annotations
 import os
 import smtplib
 import ssl
-from pathlib import Path
 
 from etl_craft.config.model import ConnectorConfig, EmailSettings
-from etl_craft.config.urls import url_kind
 from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
 from etl_craft.core.errors import EtlCraftError
 from etl_craft.core.text import redact_url
 from etl_craft.engine.database import EngineDb
 from etl_craft.handlers.email_alert.relay import DEFAULT_PORTS
-from etl_craft.handlers.sql.dialect import Session, WarehouseDialect, WarehouseError, load_dialect
+from etl_craft.handlers.warehouse.dialect import WarehouseDialect, load_dialect
+from etl_craft.handlers.warehouse.session import Session, WarehouseError
 
 TIMEOUT_SECONDS = 10.0
 
@@ -37,16 +37,16 @@ def warehouse_check(config: ConnectorConfig, db: EngineDb | None) -> list[CheckR
         dialect = load_dialect(config)
     except EtlCraftError as error:
         return [CheckResult(name, FAIL, error.message)]
-    if url_kind(profile.jdbc_url) == "duckdb":
-        path = Path(profile.jdbc_url.removeprefix("jdbc:duckdb:").partition("?")[0])
-        if not path.exists():
-            return [
-                CheckResult(
-                    name,
-                    WARN,
-                    f"DuckDB file {path} does not exist yet; the first task that writes the warehouse creates it",
-                )
-            ]
+    path = dialect.storage_file()
+    if path is not None and not path.exists():
+        return [
+            CheckResult(
+                name,
+                WARN,
+                f"{dialect.display_name} file {path} does not exist yet; "
+                "the first task that writes the warehouse creates it",
+            )
+        ]
     schema = profile.schema or "main"
     try:
         sessions = dialect.session(db, lock_timeout=TIMEOUT_SECONDS) if db is not None else dialect.open_session()
@@ -55,7 +55,7 @@ def warehouse_check(config: ConnectorConfig, db: EngineDb | None) -> list[CheckR
             present = _schema_present(dialect, session, schema)
     except WarehouseError as error:
         return [CheckResult(name, FAIL, f"{dialect.display_name} at {_shown(profile.jdbc_url)}: {error}")]
-    except EtlCraftError as error:  # the DuckDB writer lock, held by a running task
+    except EtlCraftError as error:  # the writer lock of a single-writer warehouse, held by a running task
         return [CheckResult(name, WARN, f"not tried: {error.message}")]
     if not present:
         return [

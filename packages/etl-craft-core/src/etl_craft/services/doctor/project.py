@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from urllib.parse import urlsplit
 
+from etl_craft.config.connections import login_text
 from etl_craft.config.model import ConnectionProfile, ConnectorConfig
-from etl_craft.config.urls import url_kind
+from etl_craft.config.urls import postgres_address, url_kind
+from etl_craft.config.warehouses import describe_login
 from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
+from etl_craft.handlers.warehouse.dialect import load_dialect
 
 PROJECT_FOLDERS = ("sql_files", "ingestion_scripts", "migrations")
 
@@ -35,11 +37,7 @@ def secret_variables(config: ConnectorConfig) -> list[tuple[str, str]]:
     ]
     warehouse = config.warehouse
     if warehouse is not None:
-        found += [
-            (f"{warehouse.where}.secret", warehouse.secret_var),
-            (f"{warehouse.where}.token", warehouse.token_var),
-            (f"{warehouse.where}.s3_secret", warehouse.s3_secret_var),
-        ]
+        found.append((f"{warehouse.where}.secret", warehouse.secret_var))
     email = config.orchestration.email
     if email is not None:
         found.append(("Orchestration.Email.secret", email.secret_var))
@@ -61,17 +59,16 @@ def secrets_check(config: ConnectorConfig) -> list[CheckResult]:
     return [CheckResult("Secrets", OK, f"{len(named)} secret variable(s) set in {origin}: {names}")]
 
 
-def _login(profile: ConnectionProfile) -> str:
-    if url_kind(profile.jdbc_url) in ("sqlite", "duckdb"):
+def _engine_login(profile: ConnectionProfile) -> str:
+    if url_kind(profile.jdbc_url) == "sqlite":
         return "a file, no login"
-    mode = profile.auth_mode or "trust or peer (no secret)"
-    return f"{mode}" + (f" as {profile.user}" if profile.user else "")
+    return login_text(profile)
 
 
 def auth_check(config: ConnectorConfig) -> list[CheckResult]:
-    parts = [f"Engine: {_login(config.engine)}"]
+    parts = [f"Engine: {_engine_login(config.engine)}"]
     if config.warehouse is not None:
-        parts.append(f"Warehouse: {_login(config.warehouse)}")
+        parts.append(f"Warehouse: {describe_login(config.warehouse)}")
     email = config.orchestration.email
     if email is not None and email.transport == "smtp":
         parts.append(f"Email: {email.auth_mode} over tls_mode {email.tls_mode}")
@@ -161,11 +158,8 @@ def gates_check(config: ConnectorConfig) -> list[CheckResult]:
     ]
 
 
-def _postgres_place(profile: ConnectionProfile) -> tuple[str, int, str] | None:
-    if url_kind(profile.jdbc_url) != "postgresql":
-        return None
-    parts = urlsplit(profile.jdbc_url.removeprefix("jdbc:"))
-    return (parts.hostname or "").lower(), parts.port or 5432, parts.path.lstrip("/")
+def _engine_address(profile: ConnectionProfile) -> tuple[str, int, str] | None:
+    return postgres_address(profile.jdbc_url) if url_kind(profile.jdbc_url) == "postgresql" else None
 
 
 def cloning_check(config: ConnectorConfig) -> list[CheckResult]:
@@ -173,7 +167,8 @@ def cloning_check(config: ConnectorConfig) -> list[CheckResult]:
     if not cloning.enabled or config.warehouse is None:
         return []
     warehouse, engine = config.warehouse, config.engine
-    same_database = _postgres_place(warehouse) is not None and _postgres_place(warehouse) == _postgres_place(engine)
+    address = load_dialect(config).server_address()
+    same_database = address is not None and address == _engine_address(engine)
     if same_database and (warehouse.schema or "").lower() == (engine.schema or "").lower():
         return [
             CheckResult(

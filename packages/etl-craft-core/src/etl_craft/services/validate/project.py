@@ -11,7 +11,7 @@ from etl_craft.core.enums import Handler
 from etl_craft.core.errors import ConfigurationError
 from etl_craft.engine.cfg_rows import CfgRows, Row
 from etl_craft.engine.runlog import EdgeRow, PipelineRow, TaskRow
-from etl_craft.handlers.sql.dialect import WarehouseDialect, load_dialect
+from etl_craft.handlers.warehouse.dialect import WarehouseDialect, load_dialect
 
 
 @dataclass(frozen=True)

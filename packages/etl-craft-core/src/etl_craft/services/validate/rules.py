@@ -16,6 +16,7 @@ from etl_craft.services.validate.sql import REBUILDERS
 
 def check_business_rules(project: Project, findings: Findings, specs: dict[int, SqlTaskSpec]) -> None:
     sqlglot_dialect = project.dialect.sqlglot_dialect if project.dialect else ""
+    state_changing = project.dialect.state_changing_functions if project.dialect else frozenset()
     database = project.dialect.database_name() if project.dialect else None
     rebuilt = {
         key_of(spec.target_name, database): project.label(task_id)
@@ -60,7 +61,7 @@ def check_business_rules(project: Project, findings: Findings, specs: dict[int, 
                     remedy="correct the rule's PIPELINE_ID",
                 )
             try:
-                precheck(rule, sqlglot_dialect, task.code)
+                precheck(rule, sqlglot_dialect, task.code, state_changing)
                 # B57: the rule is embedded the way the handler embeds it, so a trailing ; or comment can't break it.
                 check_read_only(
                     f"SELECT 1 FROM {rule.table} t WHERE EXISTS {nested(rule.sql)}",

@@ -2,7 +2,7 @@
 
 The handler's own parse (parse_spec) runs with stand-in run identities, so a task fails validate for
 exactly the reasons it would fail before running. No warehouse is connected: the dialect is loaded
-only for its SQL flavour, case folding, table formats and storage parameters.
+only for its SQL flavour, case folding, table formats, storage parameters and state-changing functions.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ def _spec(project: Project, task: Task, findings: Findings) -> SqlTaskSpec | Non
             project.config.sql_files_dir,
             dialect.sqlglot_dialect if dialect else "",
             dialect.storage_parameters if dialect else STORAGE_PARAMETERS,
+            dialect.state_changing_functions if dialect else frozenset(),
         )
         if dialect is not None:
             check_warehouse_fit(spec, dialect, task.code)
@@ -164,14 +165,11 @@ def _check_table_formats(project: Project, findings: Findings) -> None:
         key = key_of(task.values.get("TARGET_OBJECT"), database)
         if key is not None:
             by_target[key].append((task, task.values.get("TABLE_FORMAT") or default))
-    iceberg = []
     for target, writers in sorted(by_target.items()):
         in_scope = [t for t, _ in writers if t.pipeline_id in project.scope]
         if not in_scope:
             continue
         formats = {fmt for _, fmt in writers}
-        if "iceberg" in formats:
-            iceberg.append(target)
         if len(formats) > 1:
             listed = ", ".join(f"{project.label(t.task_id)} ({fmt})" for t, fmt in writers)
             first = in_scope[0]
@@ -183,12 +181,3 @@ def _check_table_formats(project: Project, findings: Findings) -> None:
                 expected="one table format for every task writing a target, in every pipeline",
                 remedy=f"set the same TABLE_FORMAT on all of them (unset means Warehouse.Table_format, {default})",
             )
-    if iceberg:
-        findings.warn(
-            None,
-            None,
-            "Iceberg targets",
-            found=f"{', '.join(iceberg)}, where ROW_ID uniqueness is not enforced by the table",
-            expected="ROW_ID values computed as MAX(ROW_ID) + ROW_NUMBER() under the target's lock",
-            remedy="key business rules and joins on a business key rather than ROW_ID there",
-        )

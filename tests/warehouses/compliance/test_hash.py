@@ -128,6 +128,7 @@ def load(p: SqlProject) -> str:
     return target
 
 
+@pytest.mark.smoke
 def test_b22_the_hash_tells_null_from_empty_text_and_separators(sqlp: SqlProject) -> None:
     load(sqlp)
     digests = dict(sqlp.warehouse.contents("golden", "id, hash_key"))

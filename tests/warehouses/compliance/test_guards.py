@@ -7,9 +7,9 @@ from decimal import Decimal
 import pytest
 
 from etl_craft.core.errors import SqlGuardError
-from etl_craft.handlers.sql.dialect import load_dialect
-from tests.fixtures.warehouse import SqlProject, params
-from tests.warehouses.test_actions import merge, setup_merge
+from etl_craft.handlers.warehouse.dialect import load_dialect
+from tests.fixtures.warehouse import SqlProject, numbers, params
+from tests.warehouses.compliance.test_actions import merge, setup_merge
 
 pytestmark = pytest.mark.sqlite
 
@@ -30,6 +30,7 @@ def refused(p: SqlProject, code: str, task: dict[str, str] | None, match: str) -
     return err.value
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("action", ["SCD1_MERGE", "SCD2_MERGE", "DELETE_ROWS"])
 def test_b5_null_merge_keys_are_refused(sqlp: SqlProject, action: str) -> None:
     wh = sqlp.warehouse
@@ -79,7 +80,7 @@ def test_b34_scratch_tables_are_unique_per_attempt_and_never_matched_by_bare_nam
         ),
     )
     task_run = sqlp.task_run("setup") + 1
-    other = "public" if wh.kind == "postgres" else "main"
+    other = wh.provision.section_schema
     for schema in (wh.schema, other):
         wh.execute(f"CREATE TABLE {schema}.etl_stage_{task_run} (id INTEGER, intruder INTEGER)")
     sqlp.run_sql(
@@ -149,10 +150,10 @@ def test_b45_output_names_that_need_quoting_are_refused(sqlp: SqlProject) -> Non
     task = params(SQL_ACTION="CREATE_TABLE", TARGET_OBJECT=wh.table("names"), SOURCE_SQL='SELECT 1 AS "first name"')
     refused(sqlp, "create", task, "a column named 'first name', which needs quoting.*AS first_name")
     mixed = {**task, "SOURCE_SQL": 'SELECT 1 AS "CustomerId"'}
-    if wh.kind == "postgres":
+    if load_dialect(sqlp.config).identifier_case == "lower":
         refused(sqlp, "create", mixed, "'CustomerId', which needs quoting.*in lower case.*AS customer_id")
         assert wh.columns("names") == []
-    else:  # DuckDB keeps names as written and matches them case-insensitively
+    else:  # names kept as written and matched case-insensitively
         sqlp.run_sql("create", mixed)
         assert wh.contents("names", "customerid") == [(1,)]
 
@@ -184,6 +185,7 @@ def test_b43_a_table_format_other_than_the_targets_is_refused(sqlp: SqlProject) 
     refused(sqlp, "load", {**task, "TABLE_FORMAT": "native", "EXTERNAL_LOCATION": "s3://x"}, "EXTERNAL_LOCATION")
 
 
+@pytest.mark.smoke
 def test_writes_other_than_one_select_are_refused(sqlp: SqlProject) -> None:
     wh = sqlp.warehouse
     target = loaded(sqlp)
@@ -224,10 +226,9 @@ def test_b36_scd1_updates_are_one_set_based_statement(sqlp: SqlProject, caplog: 
     wh = sqlp.warehouse
     target = setup_merge(sqlp, "SCD1_MERGE")
     rows = 100_000
-    series = f"generate_series(1, {rows})" if wh.kind == "postgres" else f"range(1, {rows + 1})"
     select = (
         "SELECT CAST(i AS INTEGER) AS id, CAST('n' || CAST(i AS VARCHAR) AS VARCHAR(20)) AS name,"
-        f" CAST({{amount}} AS DECIMAL(12,2)) AS amount FROM {series} AS g(i)"
+        f" CAST({{amount}} AS DECIMAL(12,2)) AS amount FROM {numbers(rows)}"
     )
     load = params(SQL_ACTION="SCD1_MERGE", TARGET_OBJECT=target, MERGE_KEY="id", MERGE_COMPARE_COLUMNS="name|amount")
     assert sqlp.run_sql("load", {**load, "SOURCE_SQL": select.format(amount="i")}).counts.inserted == rows

@@ -10,9 +10,9 @@ import pytest
 
 from etl_craft.core.errors import HandlerError, InjectedFault
 from etl_craft.engine import tables as t
-from tests.fixtures.warehouse import SqlProject, params
+from tests.fixtures.warehouse import SqlProject, numbers, params
 from tests.warehouses.child import run_sql_task
-from tests.warehouses.test_actions import _values, merge, setup_merge
+from tests.warehouses.compliance.test_actions import _values, merge, setup_merge
 
 pytestmark = pytest.mark.sqlite
 
@@ -61,6 +61,7 @@ def test_b37_w5_a_failed_create_table_keeps_the_old_table(sqlp: SqlProject, monk
     assert [c for c, _ in wh.columns("t")][:3] == ["id", "name", "amount"]
 
 
+@pytest.mark.smoke
 def test_a_warehouse_error_mid_overwrite_keeps_the_old_rows(sqlp: SqlProject) -> None:
     wh = sqlp.warehouse
     target = wh.table("snap")
@@ -139,11 +140,7 @@ def test_b38_two_concurrent_appends_never_repeat_a_row_id(sqlp: SqlProject) -> N
         " task_run_id BIGINT, create_date TIMESTAMP WITH TIME ZONE)"
     )
     rows = 20000
-    select = (
-        f"SELECT CAST(i AS BIGINT) AS id FROM generate_series(1, {rows}) AS g(i)"
-        if wh.kind == "postgres"
-        else f"SELECT CAST(i AS BIGINT) AS id FROM range(1, {rows + 1}) AS g(i)"
-    )
+    select = f"SELECT CAST(i AS BIGINT) AS id FROM {numbers(rows)}"
     contexts = []
     for code in ("left", "right"):
         sqlp.task(code, params(SQL_ACTION="APPEND_TABLE", TARGET_OBJECT=target, SOURCE_SQL=select))

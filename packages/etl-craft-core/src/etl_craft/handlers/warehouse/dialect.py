@@ -1,163 +1,124 @@
 """What every warehouse dialect provides, and how core finds the installed ones.
 
-A dialect declares its capabilities as class attributes (replace strategy, update strategy, case
-folding, identity columns, temporary tables, session pinning) so action code asks what a warehouse
-can do instead of testing its name. Dialects live in the etl-craft-warehouses distribution and are
-found through the `etl_craft.warehouses` entry point group; core never imports that package.
+One class per warehouse, in etl-craft-warehouses (or any distribution), registered in the
+`etl_craft.warehouses` entry point group under its `name`. Everything that differs between
+warehouses is here as a capability (a class attribute) or a hook (a method), so code outside the
+dialects asks what a warehouse can do instead of testing its name:
+
+- configuration (classmethods, used through `config.warehouses.WarehouseKind`): the JDBC
+  subprotocols and URL form, parsing the URL, the table formats, the section keys and login;
+- connections: connect, the session settings, the writer lock of a single-writer warehouse, the
+  file a file warehouse lives in, the server address doctor compares, an engine for scripts;
+- SQL: names and case folding, the catalog, stages, read-only reads, ROW_ID, canonical hash text.
+
+A dialect module imports its driver only inside the hooks that connect: the configuration loads
+every installed dialect class for every command.
 """
 
 from __future__ import annotations
 
-import logging
-import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from importlib import metadata
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from etl_craft.config.connections import LOGIN_KEYS, login_text, with_login
 from etl_craft.config.model import ConnectionProfile, ConnectorConfig
-from etl_craft.config.urls import url_kind
+from etl_craft.config.warehouses import ENTRY_POINT_GROUP, warehouse_kind
 from etl_craft.core.errors import ConfigurationError, SqlGuardError
-from etl_craft.engine import locks
-from etl_craft.engine.database import EngineDb
+from etl_craft.handlers.warehouse.session import Column, Session
 
-ENTRY_POINT_GROUP = "etl_craft.warehouses"
-# The JDBC subprotocol of a Warehouse jdbc_url -> the entry point name of its dialect.
-_KIND_TO_DIALECT = {"postgresql": "postgres", "duckdb": "duckdb"}
+if TYPE_CHECKING:
+    import sqlalchemy as sa
 
-log = logging.getLogger("etl_craft.warehouse")
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column as the warehouse stores it: its name (as returned) and its full type text."""
-
-    name: str
-    type: str
-
-    @property
-    def key(self) -> str:
-        return self.name.lower()
-
-
-class WarehouseError(Exception):
-    """A statement the warehouse refused; `kind` is the driver's error class name."""
-
-    def __init__(self, kind: str, message: str, sql: str, sqlstate: str | None = None) -> None:
-        self.kind = kind
-        self.message = message
-        self.sql = sql
-        self.sqlstate = sqlstate
-        super().__init__(f"{kind}: {message}")
-
-
-class Session:
-    """One warehouse connection with one open transaction at a time.
-
-    Subclasses run statements through their driver and turn its errors into WarehouseError.
-    `token` is random per session: scratch table names carry it, so no two attempts collide.
-    """
-
-    def __init__(self, dialect: WarehouseDialect) -> None:
-        self.dialect = dialect
-        self.token = secrets.token_hex(3)
-
-    # -- driver hooks ---------------------------------------------------------------------------
-    def _run(self, sql: str, params: Sequence[Any] | None, fetch: bool) -> tuple[list[tuple[Any, ...]], int]:
-        raise NotImplementedError
-
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        raise NotImplementedError
-
-    def begin(self) -> None:
-        raise NotImplementedError
-
-    def commit(self) -> None:
-        raise NotImplementedError
-
-    def rollback(self) -> None:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-    # -- statements -----------------------------------------------------------------------------
-    def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
-        self._run(sql, params, fetch=False)
-
-    def rows(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
-        return self._run(sql, params, fetch=True)[0]
-
-    def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
-        found = self.rows(sql, params)
-        return found[0][0] if found else None
-
-    def dml(self, sql: str, params: Sequence[Any] | None = None) -> int:
-        """Run an INSERT, UPDATE or DELETE and return how many rows it changed."""
-        return self._run(sql, params, fetch=False)[1]
-
-    @contextmanager
-    def transaction(self) -> Iterator[Session]:
-        self.begin()
-        try:
-            yield self
-        except BaseException:
-            self.rollback()
-            raise
-        self.commit()
+    from etl_craft.config.urls import JdbcTarget, Refuse, Resolve
+    from etl_craft.config.values import Reader
+    from etl_craft.engine.database import EngineDb
 
 
 class WarehouseDialect:
     """The base of every warehouse dialect; one instance per connected warehouse profile."""
 
-    name: ClassVar[str]  # the entry point name: postgres, duckdb, ...
+    # -- what the configuration reads (WarehouseKind) -------------------------------------------
+    name: ClassVar[str]  # the entry point name, and the one spelling of the warehouse: postgres, duckdb, ...
     display_name: ClassVar[str]  # PostgreSQL, DuckDB, ...
+    jdbc_subprotocols: ClassVar[tuple[str, ...]]  # postgresql, duckdb, ...: the URLs this dialect takes
+    url_form: ClassVar[str]  # e.g. jdbc:duckdb:<file>
+    # The Table_format values it stores; the first is the default, and a task's TABLE_FORMAT must be one.
+    table_formats: ClassVar[tuple[str, ...]] = ("native",)
+    # The schema when the section names none; None: the section must name an existing one.
+    default_schema: ClassVar[str | None] = None
+    # Section keys read beyond Name, Table_format, jdbc_url and schema (the login keys by default).
+    profile_keys: ClassVar[tuple[str, ...]] = LOGIN_KEYS
+
+    # -- capabilities ---------------------------------------------------------------------------
     sqlglot_dialect: ClassVar[str]
-    # How a table is replaced: "transactional" (DDL inside the action's transaction),
-    # "create_or_replace" (one atomic statement) or "copy_and_restore" (compensation).
-    replace_strategy: ClassVar[str] = "transactional"
-    # How rows are updated from a stage: "update_from" (UPDATE ... FROM) or "merge" (MERGE ... WHEN MATCHED).
-    update_strategy: ClassVar[str] = "update_from"
     # How unquoted names fold: "lower", "upper" or None (kept as written, matched case-insensitively).
     identifier_case: ClassVar[str | None] = None
     # Whether new tables get a native ROW_ID generator (identity/sequence) instead of MAX + ROW_NUMBER.
     identity_columns: ClassVar[bool] = False
-    temporary_tables: ClassVar[bool] = True
-    table_formats: ClassVar[tuple[str, ...]] = ("native",)
     # A warehouse file that admits one writer: every session holds an Engine DB lock while open.
     single_writer: ClassVar[bool] = False
-    # Index and analyze stage tables on the merge key before joining them to the target.
-    index_stages: ClassVar[bool] = False
     # Statements that pin every session to UTC (and any other canonical setting).
     session_settings: ClassVar[tuple[str, ...]] = ()
     # The bind parameter marker of the driver.
     placeholder: ClassVar[str] = "?"
-    # The most bind parameters one statement may carry.
-    max_parameters: ClassVar[int] = 32767
     # Storage parameters this warehouse reads; any other storage parameter on a task is refused.
     storage_parameters: ClassVar[tuple[str, ...]] = ()
+    # Functions that change state, refused in an author's SELECT before it runs: for warehouses that
+    # can't run a statement read-only (see `read_only`), the only guard against their side effects.
+    state_changing_functions: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, config: ConnectorConfig, profile: ConnectionProfile) -> None:
         self.config = config
         self.profile = profile
+
+    # -- configuration hooks --------------------------------------------------------------------
+    @classmethod
+    def parse_url(cls, url: str, resolve: Resolve, refuse: Refuse) -> JdbcTarget:
+        """The URL checked (refuse(...) builds the error) with any file it names resolved by `resolve`."""
+        raise NotImplementedError
+
+    @classmethod
+    def read_profile(cls, reader: Reader, profile: ConnectionProfile) -> ConnectionProfile:
+        """The profile with the keys this warehouse reads; the login rules by default."""
+        return with_login(reader, profile)
+
+    @classmethod
+    def describe_login(cls, profile: ConnectionProfile) -> str:
+        return login_text(profile)
 
     # -- connections ----------------------------------------------------------------------------
     def connect(self) -> Session:
         raise NotImplementedError
 
     def writer_lock_name(self) -> str:
+        """The Engine DB lock a single-writer warehouse's sessions (and ingestion scripts) hold."""
         return f"warehouse-writer:{self.profile.jdbc_url}"
+
+    def storage_file(self) -> Path | None:
+        """The file a file warehouse lives in (connecting creates it when missing); None for a server."""
+        return None
+
+    def server_address(self) -> tuple[str, int, str] | None:
+        """(host, port, database) of a server an Engine DB could share, for doctor's cloning check."""
+        return None
+
+    def script_engine(self) -> sa.Engine:
+        """A SQLAlchemy engine for ingestion scripts (task.warehouse()); secrets never in its URL."""
+        raise NotImplementedError
 
     @contextmanager
     def session(self, engine_db: EngineDb, *, lock_timeout: float | None = 3600.0) -> Iterator[Session]:
         """A connected session; on a single-writer warehouse the writer lock is held while it is open."""
-        if self.single_writer:
-            with locks.hold(engine_db, self.writer_lock_name(), timeout=lock_timeout), self.open_session() as session:
-                yield session
-        else:
+        if not self.single_writer:
             with self.open_session() as session:
                 yield session
+            return
+        from etl_craft.engine import locks
+
+        with locks.hold(engine_db, self.writer_lock_name(), timeout=lock_timeout), self.open_session() as session:
+            yield session
 
     @contextmanager
     def open_session(self) -> Iterator[Session]:
@@ -199,11 +160,6 @@ class WarehouseDialect:
         """The columns of a scratch (temporary) table this session created."""
         raise NotImplementedError
 
-    def full_column_type(self, session: Session, parts: tuple[str, ...], column: str) -> str | None:
-        """One column's full type (length, precision and scale included), or None if absent."""
-        wanted = column.lower()
-        return next((c.type for c in self.columns(session, parts) if c.key == wanted), None)
-
     def row_id_generated(self, session: Session, parts: tuple[str, ...], column: str) -> bool:
         """Whether the table's ROW_ID has a native generator (identity or sequence default)."""
         return False
@@ -211,15 +167,23 @@ class WarehouseDialect:
     def table_format(self, session: Session, parts: tuple[str, ...]) -> str:
         return "native"
 
+    # -- reading an author's SELECT -------------------------------------------------------------
+    @contextmanager
+    def read_only(self, session: Session) -> Iterator[None]:
+        """Run the block's statements read-only where the warehouse can, raising ReadOnlyViolation
+        for one that writes. The base has no such mode: `state_changing_functions` guard instead."""
+        yield
+
+    def stage_select(self, session: Session, name: str, select: str) -> None:
+        """Create the scratch table `name` holding the SELECT's rows, the SELECT run read-only."""
+        session.execute(f"CREATE TEMPORARY TABLE {self.scratch_sql(name)} AS {select}")
+
     # -- SQL fragments --------------------------------------------------------------------------
     def table_sql(self, parts: tuple[str, ...]) -> str:
         return ".".join(self.ident(p) for p in parts)
 
     def scratch_sql(self, name: str) -> str:
         return self.quote(name)
-
-    def create_scratch_sql(self, name: str, select: str) -> str:
-        return f"CREATE TEMPORARY TABLE {self.scratch_sql(name)} AS {select}"
 
     def create_scratch_table_sql(self, name: str, definition: str) -> str:
         return f"CREATE TEMPORARY TABLE {self.scratch_sql(name)} ({definition})"
@@ -273,43 +237,30 @@ class WarehouseDialect:
         return f"md5({expr})"
 
 
-def installed_dialects() -> dict[str, metadata.EntryPoint]:
-    return {entry.name: entry for entry in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+def dialect_class(name: str) -> type[WarehouseDialect]:
+    """The installed dialect class called `name` (the configuration has already loaded it)."""
+    found: Any = warehouse_kind(name)
+    if not issubclass(found, WarehouseDialect):
+        raise ConfigurationError(
+            f"entry point {name} of {ENTRY_POINT_GROUP}",
+            found=repr(found),
+            expected="a subclass of etl_craft.handlers.warehouse.dialect.WarehouseDialect",
+            remedy="reinstall the distribution that provides it",
+        )
+    return cast(type[WarehouseDialect], found)
 
 
 def load_dialect(config: ConnectorConfig) -> WarehouseDialect:
-    """The dialect of the configured warehouse; refuses a missing Warehouse or an unknown warehouse."""
+    """The dialect of the configured warehouse; refuses a configuration without a Warehouse section."""
     profile = config.warehouse
-    if profile is None:
+    if profile is None or profile.dialect is None:
         raise ConfigurationError(
             "craft-connector.yml: Warehouse",
             found="no Warehouse section",
             expected="a Warehouse section for SQL and BUSINESS_RULES tasks",
             remedy="add a Warehouse section naming the warehouse's jdbc_url",
         )
-    available = installed_dialects()
-    kind = url_kind(profile.jdbc_url)
-    name = _KIND_TO_DIALECT.get(kind, kind)
-    if profile.table_format != "native":
-        name = f"{name}_{profile.table_format}"
-    entry = available.get(name)
-    if entry is None:
-        supported = ", ".join(sorted(available)) or "none (install etl-craft-warehouses)"
-        raise ConfigurationError(
-            f"craft-connector.yml: {profile.where}.jdbc_url",
-            found=f"warehouse {name!r}, which no installed dialect supports",
-            expected=f"one of the supported warehouses: {supported}",
-            remedy="point the Warehouse section at a supported warehouse, or install the distribution that adds it",
-        )
-    dialect_class = entry.load()
-    if not (isinstance(dialect_class, type) and issubclass(dialect_class, WarehouseDialect)):
-        raise ConfigurationError(
-            f"entry point {entry.name} of {ENTRY_POINT_GROUP}",
-            found=repr(dialect_class),
-            expected="a WarehouseDialect subclass",
-            remedy="reinstall etl-craft-warehouses",
-        )
-    return dialect_class(config, profile)
+    return dialect_class(profile.dialect)(config, profile)
 
 
 def refuse_table_format(dialect: WarehouseDialect, requested: str, where: str) -> None:
@@ -318,5 +269,5 @@ def refuse_table_format(dialect: WarehouseDialect, requested: str, where: str) -
             where,
             found=f"TABLE_FORMAT {requested}",
             expected=f"a table format {dialect.display_name} stores: {', '.join(dialect.table_formats)}",
-            remedy="use TABLE_FORMAT native (or leave it out) on this warehouse",
+            remedy=f"use TABLE_FORMAT {dialect.table_formats[0]} (or leave it out) on this warehouse",
         )
