@@ -1,6 +1,6 @@
 """Write each dialect's packaged schema.sql and the schema reference page from etl_craft.engine.tables.
 
-Run after changing the table description: uv run python tools/generate_engine_schema.py
+Run after changing the table description, from the repository root: uv run python -m tools.generate_engine_schema
 The first ENGINE migration (0001_initial.sql) is the schema as first released and is never
 rewritten once released; later changes ship as new numbered migrations.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from etl_craft.engine.ddl import render_schema
-from etl_craft.engine.reference import render_reference
+from tools.engine_schema.ddl import render_schema
+from tools.engine_schema.reference import render_reference
 
 ROOT = Path(__file__).resolve().parent.parent
 SQL_ROOT = ROOT / "packages/etl-craft-core/src/etl_craft/engine/sql"

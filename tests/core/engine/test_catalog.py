@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from etl_craft.engine import migrations
-from etl_craft.engine.ddl import render_schema
+from tools.engine_schema.ddl import render_schema
 from tests.fixtures.catalog import Table, postgres_functions, read_catalog
 
 SPEC = json.loads((Path(__file__).parent / "engine_db_schema.json").read_text())
@@ -322,7 +322,7 @@ def test_migrating_from_the_first_migration_gives_the_catalog_of_schema_sql(empt
 
 
 def test_the_schema_reference_page_is_current() -> None:
-    from etl_craft.engine.reference import render_reference
+    from tools.engine_schema.reference import render_reference
 
     page = Path(__file__).parents[3] / "docs/reference/engine-db-schema.md"
-    assert page.read_text(encoding="utf-8") == render_reference(), "run tools/generate_engine_schema.py"
+    assert page.read_text(encoding="utf-8") == render_reference(), "run python -m tools.generate_engine_schema"

@@ -69,7 +69,9 @@ def test_a_task_process_started_after_the_engine_db_vanished_creates_no_new_one(
 def _immutable(path: Path) -> Iterator[None]:
     made = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True, check=False)
     if made.returncode != 0:
-        pytest.skip(f"chattr +i is not permitted here ({made.stderr.strip()}), so nothing can make a file read-only to root")
+        pytest.skip(
+            f"chattr +i is not permitted here ({made.stderr.strip()}), so nothing can make a file read-only to root"
+        )
     try:
         yield
     finally:
@@ -124,7 +126,9 @@ def test_damaged_pages_are_found_by_doctor(harness: Harness) -> None:
     database.write_bytes(bytes(data))
     doctor = harness.cli("doctor")
     assert doctor.returncode == 1, doctor
-    damaged = f"[FAIL] Engine DB file: the Engine DB {database}: found a damaged file (database disk image is malformed)"
+    damaged = (
+        f"[FAIL] Engine DB file: the Engine DB {database}: found a damaged file (database disk image is malformed)"
+    )
     assert damaged in doctor.stdout or f"[FAIL] Engine DB file: {database} is damaged: " in doctor.stdout
     assert "Traceback" not in doctor.stderr
 
@@ -171,4 +175,6 @@ def test_doctor_fails_when_a_guard_trigger_was_dropped(harness: Harness) -> None
             plain.execute("DROP TRIGGER tr_aud_actions_guard ON aud_actions")
     doctor = harness.cli("doctor")
     assert doctor.returncode == 1, doctor
-    assert "[FAIL] Engine DB tables and migrations: 1 guard trigger(s) are missing (tr_aud_actions_guard" in doctor.stdout
+    assert (
+        "[FAIL] Engine DB tables and migrations: 1 guard trigger(s) are missing (tr_aud_actions_guard" in doctor.stdout
+    )

@@ -219,7 +219,9 @@ def test_project_sql_runs_as_the_migrator_role_where_it_is_set_up(seeded: Engine
     refuse even what no trigger sees (COPY ... TO PROGRAM, here from a superuser's session)."""
     from etl_craft.engine.dialects.postgresql import access
 
-    statements = [s for s in access.grant_statements("public") if access.MIGRATOR_ROLE in s and "etl_craft_owner" not in s]
+    statements = [
+        s for s in access.grant_statements("public") if access.MIGRATOR_ROLE in s and "etl_craft_owner" not in s
+    ]
     with seeded.engine.connect() as raw:
         conn = raw.execution_options(isolation_level="AUTOCOMMIT")
         conn.exec_driver_sql(

@@ -19,7 +19,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from etl_craft.config.urls import POSTGRES_FORM, JdbcTarget, Refuse, Resolve, parse_postgres, postgres_address
+from etl_craft.config.dialects.postgresql import POSTGRES_FORM, parse_postgres, postgres_address
+from etl_craft.config.urls import JdbcTarget, Refuse, Resolve
 from etl_craft.handlers.warehouse.dialect import WarehouseDialect
 from etl_craft.handlers.warehouse.session import Column, ReadOnlyViolation, Session, WarehouseError, driver_errors
 

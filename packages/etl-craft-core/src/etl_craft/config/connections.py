@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from etl_craft.config.dialects import ENGINE_FORMS, EngineForm, engine_form
 from etl_craft.config.layout import BlockSpec, open_section
 from etl_craft.config.model import ConnectionProfile
-from etl_craft.config.urls import POSTGRES_FORM, SQLITE_FORM, parse_engine_url, url_kind
+from etl_craft.config.urls import shown_url
 from etl_craft.config.values import Context, Reader, normalise_choice, show
 from etl_craft.core.errors import ConfigurationError
 
@@ -42,9 +43,6 @@ ENGINE_SPEC = BlockSpec(
     hints=AUTH_HINTS,
 )
 
-# The Engine DB's JDBC subprotocol -> its Name.
-_KIND_NAMES = {"postgresql": "Postgres", "sqlite": "SQLite"}
-
 
 def refuser(reader: Reader, key: str) -> Callable[..., ConfigurationError]:
     def refuse(what: str | None = None, **parts: str | None) -> ConfigurationError:
@@ -53,15 +51,15 @@ def refuser(reader: Reader, key: str) -> Callable[..., ConfigurationError]:
     return refuse
 
 
-def _check_name(reader: Reader, kind: str, allowed: tuple[str, ...]) -> str | None:
+def _check_name(reader: Reader, form: EngineForm) -> str | None:
     """The optional Name, which must agree with the kind of database the URL names."""
     setting = reader.get("Name")
     if setting is None:
         return None
     text, variable = reader.resolve(setting)
-    name = reader.choice("Name", allowed)
-    if name != _KIND_NAMES[kind]:
-        raise name_mismatch(reader, show(text, variable), _KIND_NAMES[kind], _KIND_NAMES[kind])
+    name = reader.choice("Name", tuple(f.display_name for f in ENGINE_FORMS.values()))
+    if name != form.display_name:
+        raise name_mismatch(reader, show(text, variable), form.display_name, form.display_name)
     return name
 
 
@@ -131,26 +129,41 @@ def refuse_keys(reader: Reader, keys: tuple[str, ...], why: str) -> None:
         raise reader.error(key, why, remedy=f"remove {key}")
 
 
-def _schema(reader: Reader, kind: str) -> str:
-    """PostgreSQL needs an existing schema; a SQLite file has none, so `main` by convention."""
-    if kind == "sqlite":
+def _schema(reader: Reader, form: EngineForm) -> str:
+    """A server needs an existing schema; a file has none, so `main` by convention."""
+    if form.file:
         return reader.text("schema", "main") or "main"
-    return reader.required_text("schema", expected="the existing PostgreSQL schema that holds the Engine DB's tables")
+    return reader.required_text(
+        "schema", expected=f"the existing {form.title} schema that holds the Engine DB's tables"
+    )
+
+
+def _engine_form(reader: Reader, url: str) -> EngineForm:
+    form = engine_form(url)
+    if form is None:
+        raise reader.error(
+            "jdbc_url",
+            found=shown_url(url),
+            expected=" or ".join(f.url_form for f in ENGINE_FORMS.values()),
+            remedy="use a SQLite file for one machine or PostgreSQL for several",
+        )
+    return form
 
 
 def parse_engine(ctx: Context, body: object, default_profile: str | None) -> ConnectionProfile:
     reader = open_section(ctx, ENGINE_SPEC, body, default_profile)
-    url = reader.required_text("jdbc_url", expected=f"{SQLITE_FORM} or {POSTGRES_FORM}")
-    target = parse_engine_url(url, ctx.resolve_path, refuser(reader, "jdbc_url"))
+    url = reader.required_text("jdbc_url", expected=" or ".join(f.url_form for f in ENGINE_FORMS.values()))
+    form = _engine_form(reader, url)
+    target = form.parse(url, ctx.resolve_path, refuser(reader, "jdbc_url"))
     profile = ConnectionProfile(
         section="Engine",
         profile=reader.profile_block,
-        name=_check_name(reader, url_kind(url), ("Postgres", "SQLite")),
+        name=_check_name(reader, form),
         jdbc_url=target.url,
-        schema=_schema(reader, target.kind),
+        schema=_schema(reader, form),
         url_files=target.url_files,
     )
-    if target.kind == "sqlite":
-        refuse_keys(reader, LOGIN_KEYS, "is not used: a SQLite file has no login")
+    if form.file:
+        refuse_keys(reader, LOGIN_KEYS, f"is not used: a {form.title} file has no login")
         return profile
     return with_login(reader, profile)

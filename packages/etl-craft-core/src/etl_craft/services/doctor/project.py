@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from etl_craft.config.connections import login_text
+from etl_craft.config.dialects import engine_form
 from etl_craft.config.model import ConnectionProfile, ConnectorConfig
-from etl_craft.config.urls import postgres_address, url_kind
 from etl_craft.config.warehouses import describe_login
 from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
 from etl_craft.handlers.warehouse.dialect import load_dialect
@@ -60,7 +60,8 @@ def secrets_check(config: ConnectorConfig) -> list[CheckResult]:
 
 
 def _engine_login(profile: ConnectionProfile) -> str:
-    if url_kind(profile.jdbc_url) == "sqlite":
+    form = engine_form(profile.jdbc_url)
+    if form is not None and form.file:
         return "a file, no login"
     return login_text(profile)
 
@@ -159,7 +160,8 @@ def gates_check(config: ConnectorConfig) -> list[CheckResult]:
 
 
 def _engine_address(profile: ConnectionProfile) -> tuple[str, int, str] | None:
-    return postgres_address(profile.jdbc_url) if url_kind(profile.jdbc_url) == "postgresql" else None
+    form = engine_form(profile.jdbc_url)
+    return form.address(profile.jdbc_url) if form is not None and form.address else None
 
 
 def cloning_check(config: ConnectorConfig) -> list[CheckResult]:

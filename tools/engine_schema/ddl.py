@@ -1,6 +1,6 @@
 """Render TABLE_SPECS into each dialect's schema.sql: tables, constraints, indexes and guard triggers.
 
-The rendered files are committed under engine/sql/<dialect>/ (tools/generate_engine_schema.py);
+The rendered files are committed under etl_craft/engine/sql/<dialect>/ (tools/generate_engine_schema.py);
 a test checks they match this renderer, so the packaged SQL and the Python description never drift.
 """
 
