@@ -39,7 +39,7 @@ class ScriptProject:
         )
         (root / "craft-connector.yml").write_text(config_text, encoding="utf-8")
         self.config = load_config(root / "craft-connector.yml", environ or {})
-        self.engine_db: EngineDb = open_engine_db(self.config, pooled=False)
+        self.engine_db: EngineDb = open_engine_db(self.config, pooled=False, create=True)
 
     @property
     def scripts(self) -> Path:
