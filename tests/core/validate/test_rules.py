@@ -613,14 +613,19 @@ def test_email_on_status_takes_outcomes(vp: ValidateProject) -> None:
 
 
 def test_unknown_email_tokens_fail(vp: ValidateProject) -> None:
-    alert_pipeline(vp, {**ALERT, "EMAIL_SUBJECT_FAILED": "$$pipeline_code failed in $$pipeline_run_id"})
+    alert_pipeline(vp, {**ALERT, "EMAIL_SUBJECT_FAILED": "$$pipeline_code failed in $$run_id"})
     find(
         vp.check(),
         "FAIL",
         "sales.alert",
-        "parameter EMAIL_SUBJECT_FAILED: found the token $$pipeline_run_id",
-        "$$status",
+        "parameter EMAIL_SUBJECT_FAILED: found the token $$run_id",
+        "$$status, $$pipeline_id, $$pipeline_run_id, $$pipeline_code, $$task_code, $$run_date, $$error_message",
     )
+
+
+def test_run_tokens_pass_in_subjects_and_bodies(vp: ValidateProject) -> None:
+    alert_pipeline(vp, {**ALERT, "EMAIL_SUBJECT": "$$pipeline_code $$pipeline_run_id of $$run_date: $$status"})
+    clean(vp.check())
 
 
 def test_every_sendable_outcome_needs_a_subject(vp: ValidateProject) -> None:
