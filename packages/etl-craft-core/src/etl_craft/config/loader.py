@@ -16,7 +16,13 @@ from etl_craft.config.connections import parse_engine, parse_warehouse
 from etl_craft.config.layout import check_layout
 from etl_craft.config.model import CloningSettings, ConnectorConfig
 from etl_craft.config.secrets import SecretSource
-from etl_craft.config.sections import parse_cloning, parse_docs_site, parse_orchestration, parse_secrets
+from etl_craft.config.sections import (
+    parse_cloning,
+    parse_docs_site,
+    parse_orchestration,
+    parse_redaction,
+    parse_secrets,
+)
 from etl_craft.config.values import Context
 from etl_craft.config.yaml_strict import load_yaml
 from etl_craft.core.errors import ConfigurationError
@@ -103,6 +109,7 @@ def load_config(path: Path, environ: Mapping[str, str] | None = None) -> Connect
         else CloningSettings()
     )
     docs_site = parse_docs_site(ctx, data["Docs_site"], profile) if "Docs_site" in data else None
+    redaction = parse_redaction(ctx, data.get("Redaction"))
     return ConnectorConfig(
         path=file,
         project_dir=file.parent,
@@ -112,6 +119,7 @@ def load_config(path: Path, environ: Mapping[str, str] | None = None) -> Connect
         warehouse=warehouse,
         cloning=cloning,
         docs_site=docs_site,
+        redaction=redaction,
         literal_variables=tuple(dict.fromkeys(ctx.literals)),
         secrets=ctx.source,
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from etl_craft.core.enums import AlertEvent
+from etl_craft.core.sensitive import SensitiveNames
 
 if TYPE_CHECKING:
     from etl_craft.config.secrets import SecretSource
@@ -152,6 +153,7 @@ class ConnectorConfig:
     warehouse: ConnectionProfile | None = None
     cloning: CloningSettings = field(default_factory=CloningSettings)
     docs_site: DocsSiteSettings | None = None
+    redaction: SensitiveNames = field(default_factory=SensitiveNames)  # Redaction.Sensitive_patterns
     # Settings used literally whose text looks like a variable name (key path, text), for doctor.
     literal_variables: tuple[tuple[str, str], ...] = ()
     secrets: SecretSource | None = field(default=None, repr=False, compare=False)

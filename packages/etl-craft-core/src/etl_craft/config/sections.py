@@ -1,4 +1,4 @@
-"""The Secrets, Orchestration (with its Email relay and alert channels), Cloning and Docs_site sections."""
+"""The Secrets, Orchestration (with its Email relay and alert channels), Cloning, Docs_site and Redaction sections."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from etl_craft.config.model import (
     Webhook,
 )
 from etl_craft.config.values import Context, Reader, Setting, show
+from etl_craft.core.sensitive import SensitiveNames
 from etl_craft.core.text import close_matches, did_you_mean, is_valid_code
 
 INT32_MAX = 2_147_483_647  # timers and counts are stored in 32-bit Engine DB columns
@@ -74,6 +75,8 @@ EMAIL_AUTH_FIELDS = {
 }
 CLONING_SPEC = BlockSpec("Cloning", ("Profile", "Enabled", "Scope", "External_volume", "Base_location"))
 DOCS_SITE_SPEC = BlockSpec("Docs_site", ("Profile", "Schedule", "Output", "Authtoken", "Domain", "Allowed_ips"))
+REDACTION_SPEC = BlockSpec("Redaction", ("Sensitive_patterns",))
+_PATTERN = re.compile(r"[A-Za-z0-9_*?\[\]!.-]+")
 
 
 def parse_secrets(ctx: Context, body: object) -> tuple[SecretsSettings, Reader]:
@@ -368,3 +371,22 @@ def parse_docs_site(ctx: Context, body: object, default_profile: str | None) -> 
         domain=reader.text("Domain"),
         allowed_ips=networks,
     )
+
+
+def parse_redaction(ctx: Context, body: object) -> SensitiveNames:
+    """Redaction.Sensitive_patterns (S7.C): the patterns written replace the defaults; an empty list
+    hides nothing. One set for every profile: what is hidden must not depend on the environment."""
+    reader = open_section(ctx, REDACTION_SPEC, body, None, profiles=False)
+    setting = reader.settings.get("Sensitive_patterns")
+    if setting is None or setting.value is None:
+        return SensitiveNames()
+    patterns = reader.texts("Sensitive_patterns")
+    for pattern in patterns:
+        if not _PATTERN.fullmatch(pattern):
+            raise reader.error(
+                "Sensitive_patterns",
+                found=show(pattern),
+                expected="shell-style patterns of letters, digits, _, -, . and the wildcards * ? [ ], e.g. *TOKEN*",
+                remedy="write each pattern as a parameter name with wildcards",
+            )
+    return SensitiveNames(tuple(dict.fromkeys(patterns)))
