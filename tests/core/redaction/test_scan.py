@@ -15,6 +15,7 @@ import pytest
 import sqlalchemy as sa
 
 from etl_craft.engine import tables as t
+from tests.fixtures.aws import SecretsManager
 from tests.fixtures.cli import Result
 from tests.fixtures.harness import Harness, TaskSpec
 
@@ -147,7 +148,7 @@ def test_no_sensitive_parameter_value_reaches_any_output(harness: Harness) -> No
     (rotated,) = [c for c in changes if c["operation"] == "UPDATE"]
     assert (rotated["before"]["PARAMETER_VALUE"], rotated["after"]["PARAMETER_VALUE"]) == ("***", "*** (changed)")
     audit_text = outputs[4].stdout
-    assert 'CFG_TASK_PARAMETERS\t' in audit_text and '{"PARAMETER_VALUE":"*** (changed)"' in audit_text
+    assert "CFG_TASK_PARAMETERS\t" in audit_text and '{"PARAMETER_VALUE":"*** (changed)"' in audit_text
 
 
 @pytest.mark.parametrize("patterns", ["[]", "['*_PIN']"])
@@ -162,3 +163,58 @@ def test_patterns_written_replace_the_defaults(harness: Harness, patterns: str) 
     assert shown["API_TOKEN"] == API_TOKEN  # no longer a sensitive name
     assert json.loads(shown["INPUT_PARAMS"]) == {"api_key": API_KEY}
     assert shown["CARD_PIN"] == ("1234" if patterns == "[]" else "***")
+
+
+PROVIDED = "sm-vendor-token-8e2c4a6f1b"  # read by the script from Secrets Manager
+DOCS = "sm-docs-token-3a5c7e9b0d"  # Docs_site.Authtoken, resolved when the config loads
+
+VENDOR_SCRIPT = """\
+from etl_craft.scripting import ScriptResult
+
+
+def run(task):
+    token = task.config.secret("VENDOR_TOKEN")
+    print("vendor token:", token, "docs token:", task.config.secret("DOCS_TOKEN"))
+    task.logger.info("GET https://vendor.example.com/feed?token=%s", token)
+    if task.input_params.get("fail"):
+        raise RuntimeError(f"the vendor refused {token}")
+    return ScriptResult(row_count=1, variables={"VENDOR": token})
+"""
+
+
+def test_a_secret_from_secrets_manager_never_appears(harness: Harness, secrets_manager: SecretsManager) -> None:
+    secrets_manager.put("VENDOR_TOKEN", PROVIDED)
+    secrets_manager.put("DOCS_TOKEN", DOCS)
+    harness.project.secrets = secrets_manager.section(Cache_seconds=60)
+    harness.project.extra_sections = "Docs_site:\n  Authtoken: DOCS_TOKEN\n"
+    harness.project.write_config()
+    (harness.root / "ingestion_scripts" / "vendor.py").write_text(VENDOR_SCRIPT)
+    vendor = {"SCRIPT_NAME": "vendor.py"}
+    harness.pipeline("v", [TaskSpec("feed", parameters=vendor), TaskSpec("refused", {"fail": 1}, parameters=vendor)])
+    ran = harness.cli("--log-level", "DEBUG", "run", "--pipeline_code", "v")
+    assert ran.returncode == 1, ran
+    runs = harness.task_runs()
+    assert (runs["feed"].status, runs["refused"].status) == ("SUCCESS", "FAILED")
+    outputs = [ran]
+    for fmt in ("text", "json"):
+        common = ("--log-level", "DEBUG", "--format", fmt)
+        outputs.append(harness.cli(*common, "steps", "--pipeline_code", "v", "--run-id", "1"))
+        outputs.append(harness.cli(*common, "status", "--pipeline_code", "v", "--run-id", "1"))
+        outputs.append(
+            harness.cli(*common, "explain", "--pipeline_code", "v", "--task_code", "refused", "--run-id", "1")
+        )
+        outputs.append(harness.cli(*common, "doctor"))
+    assert all(r.returncode in (0, 1) for r in outputs), [str(r) for r in outputs]
+    logs = sorted((harness.root / "logs").rglob("*.log"))
+    texts = [r.stdout for r in outputs] + [r.stderr for r in outputs] + [p.read_text() for p in logs]
+    texts += engine_texts(harness)
+    for secret in (PROVIDED, DOCS):
+        leaks = [text for text in texts if secret in text]
+        assert not leaks, f"{secret} found in:\n" + "\n---\n".join(leaks)
+    feed_log = Path(harness.attempts("feed")[0].log_path).read_text()
+    assert "vendor token: *** docs token: ***" in feed_log
+    assert "GET https://vendor.example.com/feed?token=***" in feed_log
+    assert "VENDOR = ***" in runs["feed"].task_log
+    assert "the vendor refused ***" in runs["refused"].error_message
+    doctor = outputs[4].stdout
+    assert "secret variable(s) set in AWS Secrets Manager (region eu-west-1, at http://127.0.0.1:" in doctor

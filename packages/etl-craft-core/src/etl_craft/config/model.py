@@ -19,9 +19,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SecretsSettings:
-    source_type: str  # "environment" | "file"
+    source_type: str  # "environment" | "file" | a provider's name (config/providers.py)
     path: Path | None  # the .env file, absolute, when source_type is "file"
     profile: str | None
+    cache_seconds: int = 300  # how long a provider's answer is kept
+    timeout_seconds: int = 5  # how long one request to a provider may wait
+    options: tuple[tuple[str, str], ...] = ()  # the provider's own keys, e.g. (("Region", "eu-west-1"),)
 
 
 @dataclass(frozen=True)
