@@ -1,3 +1,3 @@
 """Shared fixtures, loaded as plugins from tests/fixtures/."""
 
-pytest_plugins = ["tests.fixtures.postgres", "tests.fixtures.project", "tests.fixtures.harness"]
+pytest_plugins = ["tests.fixtures.postgres", "tests.fixtures.project", "tests.fixtures.harness", "tests.fixtures.aws"]

@@ -384,6 +384,34 @@ def test_without_an_email_section_the_message_goes_to_the_outbox(harness: Harnes
     )
 
 
+def test_the_run_s_id_and_date_are_tokens_of_subjects_and_bodies(harness: Harness):
+    harness.pipeline(
+        "sales",
+        [
+            TaskSpec("load", {"rows": 2}),
+            TaskSpec(
+                "notify",
+                handler="EMAIL_ALERT",
+                parameters={
+                    "EMAIL_TO": "data@example.com",
+                    "EMAIL_SUBJECT": "[$$pipeline_code] run $$pipeline_run_id of $$run_date: $$status",
+                    "EMAIL_BODY": "Run $$pipeline_run_id ($$pipeline_id) for $$run_date ended $$status.",
+                },
+            ),
+        ],
+        [("notify", "load", "ALWAYS")],
+    )
+    result = harness.cli("run", "--pipeline_code", "sales", "--run-date", "2026-03-14")
+    assert result.returncode == 0, result
+    run_id = harness.runs()[-1].pipeline_run_id
+    path = harness.root / "outbox" / f"sales-run{run_id}-notify-attempt1.eml"
+    message = email.message_from_bytes(path.read_bytes(), policy=policy.default)
+    assert str(message["Subject"]) == f"[sales] run {run_id} of 2026-03-14: SUCCESS"
+    body = message.get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    assert body.startswith(f"Run {run_id} ({run_id}) for 2026-03-14 ended SUCCESS.\n")
+    assert f"EMAIL_SUBJECT = [sales] run {run_id} of 2026-03-14: SUCCESS" in harness.task_runs()["notify"].task_log
+
+
 def test_the_sendmail_transport_pipes_the_message_to_the_program(harness: Harness, tmp_path: Path):
     captured = tmp_path / "sendmail-input"
     program = tmp_path / "fake-sendmail"

@@ -7,6 +7,7 @@ import pytest
 pytestmark = pytest.mark.unit
 
 ENGINE = "Engine:\n  jdbc_url: jdbc:sqlite:engine.db\n"
+MINIMAL = "Orchestration:\n  Mode: local\n" + ENGINE
 
 
 def test_minimal_file_without_secrets_reads_the_environment_only(project):
@@ -233,3 +234,27 @@ def test_file_source_reads_the_env_file_beside_the_config(project):
 def test_an_unknown_secrets_source_type_names_the_choices(project):
     message = project.refuse("Secrets:\n  Source_type: vault\nOrchestration: {}\n" + ENGINE)
     assert "Secrets.Source_type (line 2): found 'vault'; expected one of environment, file" in message
+
+
+# --- Redaction ---------------------------------------------------------------------------------------
+
+
+def test_redaction_defaults_and_written_patterns_replace_them(project):
+    assert project.load(MINIMAL).redaction.patterns == ("*TOKEN*", "*SECRET*", "*PASSWORD*", "*KEY*")
+    assert project.load(MINIMAL + "Redaction:\n").redaction.patterns == ("*TOKEN*", "*SECRET*", "*PASSWORD*", "*KEY*")
+    written = project.load(MINIMAL + "Redaction:\n  Sensitive_patterns: ['*TOKEN*', '*_PIN', '*TOKEN*']\n")
+    assert written.redaction.patterns == ("*TOKEN*", "*_PIN")
+    assert written.redaction.matches("card_pin") and not written.redaction.matches("API_KEY")
+    listed = project.load(MINIMAL + "Redaction:\n  Sensitive_patterns: '*CERT*, *SIGN*'\n")
+    assert listed.redaction.patterns == ("*CERT*", "*SIGN*")
+    assert project.load(MINIMAL + "Redaction:\n  Sensitive_patterns: []\n").redaction.patterns == ()
+
+
+def test_redaction_refuses_other_keys_odd_patterns_and_a_place_out_of_order(project):
+    message = project.refuse(MINIMAL + "Redaction:\n  Patterns: ['*TOKEN*']\n")
+    assert "Redaction.Patterns (line 6): unknown key" in message and "did you mean Sensitive_patterns" in message
+    message = project.refuse(MINIMAL + "Redaction:\n  Sensitive_patterns: ['API TOKEN']\n")
+    assert "Redaction.Sensitive_patterns (line 6): found 'API TOKEN'" in message
+    assert "expected shell-style patterns" in message
+    message = project.refuse("Redaction:\n  Sensitive_patterns: ['*PIN*']\n" + MINIMAL)
+    assert "expected this order: Secrets, Orchestration, Engine, Warehouse, Cloning, Docs_site, Redaction" in message

@@ -349,6 +349,35 @@ def test_sql_pre_run_checks_fail_as_the_handler_would(
     find(vp.check(), "FAIL", "sales.t", *parts)
 
 
+def test_bind_parameters_in_a_select_fail_with_the_tokens_to_use(vp: ValidateProject) -> None:
+    vp.write("sql_files/since.sql", "SELECT id, amount\nFROM raw.orders\nWHERE loaded_on >= ?\n")
+    vp.pipeline(
+        "sales",
+        [
+            sql_task("inline", SOURCE_SQL="SELECT id FROM raw.orders WHERE loaded_on = :run_date"),
+            sql_task("filed", target="mart.since", SOURCE_SQL_FILE="since.sql"),
+            sql_task("casts", target="mart.casts", SOURCE_SQL="SELECT id::int AS id, ':x ?' AS note FROM raw.orders"),
+        ],
+    )
+    report = vp.check()
+    find(
+        report,
+        "FAIL",
+        "sales.inline",
+        "SOURCE_SQL: found the bind parameter :run_date (line 1)",
+        "etl-craft passes no values to bind",
+        "write $$run_date (with RUN_DATE_SUBSTITUTION = true) instead of :run_date",
+    )
+    find(
+        report,
+        "FAIL",
+        "sales.filed",
+        "SOURCE_SQL_FILE 'since.sql': found the bind parameter ? (line 3)",
+        "use a $$ token with its switch parameter ($$pipeline_id, $$pipeline_run_id",
+    )
+    assert [f.where for f in report.findings] == ["sales.filed", "sales.inline"]
+
+
 def test_a_missing_sql_file_names_the_folder_and_close_matches(vp: ValidateProject) -> None:
     vp.write("sql_files/sales/orders.sql", "SELECT 1 AS a")
     task = TaskSpec(
@@ -487,6 +516,12 @@ def test_a_business_rules_task_without_an_active_rule_fails(vp: ValidateProject)
         ("SELECT 1 WHERE t.x < 0", "id", "orders", ("TARGET_TABLE: found 'orders'",)),
         ("DELETE FROM mart.orders", "id", "mart.orders", ("BUSINESS_RULE_SQL: found a DELETE statement",)),
         ("SELECT 1 WHERE t.x < 0 AND", "id", "mart.orders", ("BUSINESS_RULE_SQL: found SQL that does not parse",)),
+        (
+            "SELECT 1 WHERE t.amount > %(limit)s",
+            "id",
+            "mart.orders",
+            ("BUSINESS_RULE_SQL: found the bind parameter %(limit)s (line 1)", "refer to the checked row as t"),
+        ),
     ],
 )
 def test_a_rule_needs_a_plain_key_a_qualified_table_and_one_read_only_select(
@@ -581,14 +616,19 @@ def test_email_on_status_takes_outcomes(vp: ValidateProject) -> None:
 
 
 def test_unknown_email_tokens_fail(vp: ValidateProject) -> None:
-    alert_pipeline(vp, {**ALERT, "EMAIL_SUBJECT_FAILED": "$$pipeline_code failed in $$pipeline_run_id"})
+    alert_pipeline(vp, {**ALERT, "EMAIL_SUBJECT_FAILED": "$$pipeline_code failed in $$run_id"})
     find(
         vp.check(),
         "FAIL",
         "sales.alert",
-        "parameter EMAIL_SUBJECT_FAILED: found the token $$pipeline_run_id",
-        "$$status",
+        "parameter EMAIL_SUBJECT_FAILED: found the token $$run_id",
+        "$$status, $$pipeline_id, $$pipeline_run_id, $$pipeline_code, $$task_code, $$run_date, $$error_message",
     )
+
+
+def test_run_tokens_pass_in_subjects_and_bodies(vp: ValidateProject) -> None:
+    alert_pipeline(vp, {**ALERT, "EMAIL_SUBJECT": "$$pipeline_code $$pipeline_run_id of $$run_date: $$status"})
+    clean(vp.check())
 
 
 def test_every_sendable_outcome_needs_a_subject(vp: ValidateProject) -> None:

@@ -14,9 +14,16 @@ from pathlib import Path
 
 from etl_craft.config.connections import parse_engine
 from etl_craft.config.layout import check_layout
-from etl_craft.config.model import CloningSettings, ConnectorConfig
+from etl_craft.config.model import CloningSettings, ConnectorConfig, SecretsSettings
+from etl_craft.config.providers import ProviderSettings, SecretsProvider
 from etl_craft.config.secrets import SecretSource
-from etl_craft.config.sections import parse_cloning, parse_docs_site, parse_orchestration, parse_secrets
+from etl_craft.config.sections import (
+    parse_cloning,
+    parse_docs_site,
+    parse_orchestration,
+    parse_redaction,
+    parse_secrets,
+)
 from etl_craft.config.values import Context
 from etl_craft.config.warehouses import parse_warehouse
 from etl_craft.config.yaml_strict import load_yaml
@@ -78,6 +85,23 @@ def find_config(explicit: str | Path | None, environ: Mapping[str, str], cwd: Pa
     )
 
 
+def _provider(ctx: Context, settings: SecretsSettings, provider: type[SecretsProvider]) -> SecretsProvider:
+    """The configured secrets provider, given its keys; it checks them and contacts nothing yet."""
+
+    def error(key: str, what: str | None = None, **parts: str | None) -> ConfigurationError:
+        return ctx.error(("Secrets", key), what, **parts)
+
+    return provider(
+        ProviderSettings(
+            source_type=settings.source_type,
+            options=dict(settings.options),
+            timeout_seconds=settings.timeout_seconds,
+            project_dir=ctx.project_dir,
+            error=error,
+        )
+    )
+
+
 def load_config(path: Path, environ: Mapping[str, str] | None = None) -> ConnectorConfig:
     """Read, check and resolve a craft-connector.yml; any problem is a ConfigurationError (exit 3).
 
@@ -89,9 +113,12 @@ def load_config(path: Path, environ: Mapping[str, str] | None = None) -> Connect
     ctx = Context(file, load_yaml(file), SecretSource(environ))
     data = check_layout(ctx, ctx.doc.data)
 
-    secrets_settings, secrets_reader = parse_secrets(ctx, data.get("Secrets"))
+    secrets_settings, secrets_reader, provider = parse_secrets(ctx, data.get("Secrets"))
     if secrets_settings.path is not None:
         ctx.source = SecretSource(environ, secrets_settings.path)
+    if provider is not None:
+        chosen = _provider(ctx, secrets_settings, provider)
+        ctx.source = SecretSource(environ, provider=chosen, cache_seconds=secrets_settings.cache_seconds)
     profile = secrets_reader.text("Profile")
     secrets_settings = replace(secrets_settings, profile=profile)
 
@@ -104,6 +131,7 @@ def load_config(path: Path, environ: Mapping[str, str] | None = None) -> Connect
         else CloningSettings()
     )
     docs_site = parse_docs_site(ctx, data["Docs_site"], profile) if "Docs_site" in data else None
+    redaction = parse_redaction(ctx, data.get("Redaction"))
     return ConnectorConfig(
         path=file,
         project_dir=file.parent,
@@ -113,6 +141,7 @@ def load_config(path: Path, environ: Mapping[str, str] | None = None) -> Connect
         warehouse=warehouse,
         cloning=cloning,
         docs_site=docs_site,
+        redaction=redaction,
         literal_variables=tuple(dict.fromkeys(ctx.literals)),
         secrets=ctx.source,
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from etl_craft.core.enums import AlertEvent
+from etl_craft.core.sensitive import SensitiveNames
 
 if TYPE_CHECKING:
     from etl_craft.config.secrets import SecretSource
@@ -18,9 +19,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SecretsSettings:
-    source_type: str  # "environment" | "file"
+    source_type: str  # "environment" | "file" | a provider's name (config/providers.py)
     path: Path | None  # the .env file, absolute, when source_type is "file"
     profile: str | None
+    cache_seconds: int = 300  # how long a provider's answer is kept
+    timeout_seconds: int = 5  # how long one request to a provider may wait
+    options: tuple[tuple[str, str], ...] = ()  # the provider's own keys, e.g. (("Region", "eu-west-1"),)
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,7 @@ class ConnectorConfig:
     warehouse: ConnectionProfile | None = None
     cloning: CloningSettings = field(default_factory=CloningSettings)
     docs_site: DocsSiteSettings | None = None
+    redaction: SensitiveNames = field(default_factory=SensitiveNames)  # Redaction.Sensitive_patterns
     # Settings used literally whose text looks like a variable name (key path, text), for doctor.
     literal_variables: tuple[tuple[str, str], ...] = ()
     secrets: SecretSource | None = field(default=None, repr=False, compare=False)

@@ -3,7 +3,9 @@
 The config file is committed, so it names variables and never holds a secret. A variable is read
 from the process environment and, with `Secrets.Source_type: file`, also from a `.env` file. The
 process environment wins over the file: a deployment can override one value for one command
-without editing the file, the way shells and container runtimes already behave.
+without editing the file, the way shells and container runtimes already behave. With a secrets
+provider (config/providers.py), secret fields are read from the provider alone, each answer kept
+for Cache_seconds, while ordinary settings still read the process environment.
 
 Every secret value handed out is remembered so the log writer can replace it with *** later; the
 repr shows counts and the file's path, never a value.
@@ -12,11 +14,16 @@ repr shows counts and the file's path, never a value.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from etl_craft.core.errors import ConfigurationError
 from etl_craft.core.text import close_matches
+
+if TYPE_CHECKING:
+    from etl_craft.config.providers import SecretsProvider
 
 VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _EXPORT = re.compile(r"export\s+")
@@ -82,11 +89,39 @@ def read_env_file(path: Path) -> dict[str, str]:
 class SecretSource:
     """Variables from the process environment and, optionally, a `.env` file (environment wins)."""
 
-    def __init__(self, environ: Mapping[str, str], env_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        environ: Mapping[str, str],
+        env_file: Path | None = None,
+        provider: SecretsProvider | None = None,
+        cache_seconds: int = 0,
+    ) -> None:
         self._environ = dict(environ)
         self._env_file = env_file
         self._file_values = read_env_file(env_file) if env_file is not None else {}
         self._resolved: set[str] = set()
+        self._provider = provider
+        self._cache_seconds = cache_seconds
+        self._cache: dict[str, tuple[str | None, float]] = {}  # name -> (answer, time.monotonic() when asked)
+
+    @property
+    def provider(self) -> SecretsProvider | None:
+        return self._provider
+
+    def _asked(self, name: str) -> str | None:
+        """The provider's answer for a secret, kept for at most Cache_seconds (absent ones too)."""
+        assert self._provider is not None
+        kept = self._cache.get(name)
+        now = time.monotonic()
+        if kept is not None and now - kept[1] < self._cache_seconds:
+            return kept[0]
+        answer = self._provider.get(name)
+        self._cache[name] = (answer, now)
+        return answer
+
+    def has_secret(self, name: str) -> bool:
+        """Whether a secret field could read the variable: from the provider, if there is one."""
+        return self._asked(name) is not None if self._provider is not None else self.has(name)
 
     @property
     def env_file(self) -> Path | None:
@@ -117,6 +152,8 @@ class SecretSource:
         `wanted_by` names the setting that asked (e.g. `craft-connector.yml: Engine.prod.secret`).
         """
         prefix = f"{wanted_by}: " if wanted_by else ""
+        if self._provider is not None:
+            return self._provided(name, prefix)
         found = self.setting(name)
         if found is None:
             near = self.near_misses(name)
@@ -144,6 +181,30 @@ class SecretSource:
         self._resolved.add(found)
         return found
 
+    def _provided(self, name: str, prefix: str) -> str:
+        assert self._provider is not None
+        try:
+            found = self._asked(name)
+        except ConfigurationError as error:
+            raise ConfigurationError(
+                f"{prefix}{error.subject}", found=error.found, expected=error.expected, remedy=error.remedy
+            ) from None
+        where = self._provider.description
+        if found is None:
+            raise ConfigurationError(
+                f"{prefix}secret {name} is not in {where}",
+                expected=f"a secret named {name} in {where}",
+                remedy=f"create the secret {name} there, or correct the name",
+            )
+        if not found.strip():
+            raise ConfigurationError(
+                f"{prefix}secret {name} in {where} is empty",
+                expected="a secret that is not empty or blank",
+                remedy=f"give {name} a value in {where}",
+            )
+        self._resolved.add(found)
+        return found
+
     def near_misses(self, name: str) -> list[str]:
         """Names that are set and close to `name`, for a 'did you mean' hint."""
         pool = (set(self._environ) | set(self._file_values)) - {name}
@@ -160,9 +221,10 @@ class SecretSource:
 
     def __repr__(self) -> str:
         file = f", env_file={str(self._env_file)!r}" if self._env_file is not None else ""
+        provider = f", provider={self._provider.description!r}" if self._provider is not None else ""
         return (
             f"SecretSource(environment={len(self._environ)} variables{file}, "
-            f"file={len(self._file_values)} variables, resolved={len(self._resolved)})"
+            f"file={len(self._file_values)} variables{provider}, resolved={len(self._resolved)})"
         )
 
     __str__ = __repr__

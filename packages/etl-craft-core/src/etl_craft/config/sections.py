@@ -1,4 +1,4 @@
-"""The Secrets, Orchestration (with its Email relay and alert channels), Cloning and Docs_site sections."""
+"""The Secrets, Orchestration (with its Email relay and alert channels), Cloning, Docs_site and Redaction sections."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ from etl_craft.config.model import (
     SecretsSettings,
     Webhook,
 )
+from etl_craft.config.providers import SecretsProvider, find_provider, source_types
 from etl_craft.config.values import Context, Reader, Setting, show
+from etl_craft.core.sensitive import SensitiveNames
 from etl_craft.core.text import close_matches, did_you_mean, is_valid_code
 
 INT32_MAX = 2_147_483_647  # timers and counts are stored in 32-bit Engine DB columns
@@ -27,7 +29,8 @@ MAX_PARALLEL_TASKS = 1024
 _EMAIL_ADDRESS = re.compile(r"[^@\s<>,]+@[^@\s<>,]+")
 _HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
 
-SECRETS_SPEC = BlockSpec("Secrets", ("Source_type", "Path", "Profile"))
+SECRETS_KEYS = ("Source_type", "Path", "Profile", "Cache_seconds", "Timeout_seconds")
+PROVIDER_KEYS = ("Cache_seconds", "Timeout_seconds")  # read only with a secrets provider
 SMTP_KEYS = ("host", "port", "tls_mode", "ca_file", "auth_mode", "user", "secret", "client_id", "token_url")
 EMAIL_SPEC = BlockSpec(
     "Email",
@@ -74,27 +77,82 @@ EMAIL_AUTH_FIELDS = {
 }
 CLONING_SPEC = BlockSpec("Cloning", ("Profile", "Enabled", "Scope", "External_volume", "Base_location"))
 DOCS_SITE_SPEC = BlockSpec("Docs_site", ("Profile", "Schedule", "Output", "Authtoken", "Domain", "Allowed_ips"))
+REDACTION_SPEC = BlockSpec("Redaction", ("Sensitive_patterns",))
+_PATTERN = re.compile(r"[A-Za-z0-9_*?\[\]!.-]+")
 
 
-def parse_secrets(ctx: Context, body: object) -> tuple[SecretsSettings, Reader]:
-    """Source_type and Path; the Reader is returned so Profile can be read once the file is known.
+def _source_type(ctx: Context, body: object) -> tuple[str, type[SecretsProvider] | None]:
+    """Secrets.Source_type: a built-in source, or an installed provider's name (and its class)."""
+    written = body.get("Source_type") if isinstance(body, dict) else None
+    reader = Reader(ctx, ("Secrets",), {"Source_type": Setting(written, ("Secrets", "Source_type"))}, None)
+    text = reader.text("Source_type", "environment") or "environment"
+    found = find_provider(text)
+    if found is None:
+        known = source_types()
+        raise reader.error(
+            "Source_type",
+            found=show(text),
+            expected="one of " + ", ".join(known),
+            remedy="write one of the expected values"
+            + did_you_mean(text, known)
+            + "; a provider such as aws-secrets-manager needs its extra installed (pip install 'etl-craft-core[aws]')",
+        )
+    return found
 
-    Source_type and Path are looked up in the process environment only: the .env file cannot say
-    where it is itself. A missing or empty Secrets section means Source_type: environment.
+
+def _provider_settings(
+    reader: Reader, source_type: str, provider: type[SecretsProvider]
+) -> tuple[tuple[str, str], ...]:
+    """The provider's own keys that are set, as read (a key may name a variable, like any setting)."""
+    options = []
+    for key in provider.keys:
+        value = reader.text(key)
+        if value is None and key in provider.required:
+            raise reader.missing(key, expected=f"{key}, which Source_type {source_type} needs")
+        if value is not None:
+            options.append((key, value))
+    return tuple(options)
+
+
+def parse_secrets(ctx: Context, body: object) -> tuple[SecretsSettings, Reader, type[SecretsProvider] | None]:
+    """Source_type, Path and a provider's settings; the Reader is returned so Profile can be read once
+    the file is known, and the provider's class so the loader can set it up.
+
+    Everything here is looked up in the process environment only: the .env file cannot say where
+    it is itself, and a provider cannot say how to reach itself. A missing or empty Secrets section
+    means Source_type: environment.
     """
-    reader = open_section(ctx, SECRETS_SPEC, body, None, profiles=False)
-    source_type = reader.choice("Source_type", ("environment", "file"), "environment") or "environment"
+    source_type, provider = _source_type(ctx, body)
+    keys = (*SECRETS_KEYS, *(provider.keys if provider is not None else ()))
+    reader = open_section(ctx, BlockSpec("Secrets", keys), body, None, profiles=False)
+    if provider is None:
+        for key in reader.present(PROVIDER_KEYS):
+            raise reader.error(
+                key,
+                f"is read only with a secrets provider, not with Source_type: {source_type}",
+                remedy=f"remove {key}, or set Source_type to a provider such as aws-secrets-manager",
+            )
     path = reader.path("Path")
     if source_type == "file" and path is None:
         raise reader.missing("Path", expected="the .env file to read with Source_type: file")
-    if source_type == "environment" and path is not None:
+    if source_type != "file" and path is not None:
         raise reader.error(
             "Path",
             "is read only with Source_type: file",
-            expected="no Path with Source_type: environment",
+            expected=f"no Path with Source_type: {source_type}",
             remedy="set Source_type: file to read the file, or remove Path",
         )
-    return SecretsSettings(source_type=source_type, path=path, profile=None), reader
+    settings = SecretsSettings(source_type=source_type, path=path, profile=None)
+    if provider is not None:
+        settings = SecretsSettings(
+            source_type=source_type,
+            path=None,
+            profile=None,
+            cache_seconds=reader.whole("Cache_seconds", 300, 0, INT32_MAX),
+            timeout_seconds=reader.whole("Timeout_seconds", 5, 1, 3600),
+            options=_provider_settings(reader, source_type, provider),
+        )
+    return settings, reader, provider
 
 
 def _email_address(reader: Reader, key: str, text: str) -> str:
@@ -368,3 +426,22 @@ def parse_docs_site(ctx: Context, body: object, default_profile: str | None) -> 
         domain=reader.text("Domain"),
         allowed_ips=networks,
     )
+
+
+def parse_redaction(ctx: Context, body: object) -> SensitiveNames:
+    """Redaction.Sensitive_patterns (S7.C): the patterns written replace the defaults; an empty list
+    hides nothing. One set for every profile: what is hidden must not depend on the environment."""
+    reader = open_section(ctx, REDACTION_SPEC, body, None, profiles=False)
+    setting = reader.settings.get("Sensitive_patterns")
+    if setting is None or setting.value is None:
+        return SensitiveNames()
+    patterns = reader.texts("Sensitive_patterns")
+    for pattern in patterns:
+        if not _PATTERN.fullmatch(pattern):
+            raise reader.error(
+                "Sensitive_patterns",
+                found=show(pattern),
+                expected="shell-style patterns of letters, digits, _, -, . and the wildcards * ? [ ], e.g. *TOKEN*",
+                remedy="write each pattern as a parameter name with wildcards",
+            )
+    return SensitiveNames(tuple(dict.fromkeys(patterns)))

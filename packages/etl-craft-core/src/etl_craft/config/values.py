@@ -271,7 +271,7 @@ class Reader:
         chosen = written
         if self.selected_profile is not None:
             specific = profile_variable(written, self.selected_profile)
-            if self.ctx.source.has(specific):
+            if self.ctx.source.has_secret(specific):
                 chosen = specific
             else:
                 wanted_by += f" (for profile {self.selected_profile}, {specific} is tried first)"

@@ -5,6 +5,7 @@ Each read is one set query, bounded by what the caller shows (a run-id floor, a 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -137,3 +138,12 @@ def metadata_changes(
     if since is not None:
         query = query.where(m.c.changed_at >= since)
     return [MetadataChangeRow(**row._mapping) for row in conn.execute(query)]
+
+
+def task_handlers(conn: sa.Connection, task_ids: Iterable[int]) -> dict[int, str]:
+    """task id -> HANDLER, for the tasks whose parameter changes are shown (S7.C hides by handler)."""
+    ids = sorted(set(task_ids))
+    if not ids:
+        return {}
+    rows = conn.execute(sa.select(t.cfg_tasks.c.task_id, t.cfg_tasks.c.handler).where(t.cfg_tasks.c.task_id.in_(ids)))
+    return {r.task_id: r.handler for r in rows}

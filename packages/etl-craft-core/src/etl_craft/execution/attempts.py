@@ -189,9 +189,10 @@ class AttemptProcesses:
         exit_code: int | None = None,
         log_path: str | None = None,
         timed_out: bool = False,
+        task_id: int | None = None,
     ) -> bool:
         """Record an outcome on the child's behalf; False when the child (or anyone) recorded one first."""
-        tail = SecretMask(self.config.resolved_secrets()).redact(log_tail(log_path)) if log_path else ""
+        tail = SecretMask(self.hidden(task_id)).redact(log_tail(log_path)) if log_path else ""
         outcome = AttemptOutcome(
             "TIMED_OUT" if timed_out else "FAILED",
             error_message=message,
@@ -212,6 +213,12 @@ class AttemptProcesses:
         except StaleTransitionError:
             return False
         return True
+
+    def hidden(self, task_id: int | None) -> frozenset[str]:
+        """What a task's log must not show: the secrets resolved here and its sensitive parameters' values."""
+        node = self.graph.tasks.get(task_id) if task_id is not None else None
+        sensitive = self.config.redaction.values(node.handler.value, node.parameters) if node else frozenset()
+        return self.config.resolved_secrets() | sensitive
 
     def reap(self) -> None:
         """Move the processes that ended to `exited`, where they stay until their ends are reported
@@ -234,7 +241,7 @@ class AttemptProcesses:
             if row is None or row.status not in OWNED_ATTEMPT or row.owner_id != str(self.owner):
                 continue
             # Mask its log file here: its own masking thread may have died with it.
-            redact_file(child.spec.log_path, self.config.resolved_secrets())
+            redact_file(child.spec.log_path, self.hidden(child.task_id))
             how = (
                 f"was killed by signal {signal.Signals(-status).name}" if status < 0 else f"exited with status {status}"
             )
@@ -243,6 +250,7 @@ class AttemptProcesses:
                 f"the task process {how} before recording an outcome",
                 exit_code=status,
                 log_path=child.spec.log_path,
+                task_id=child.task_id,
             )
             found = True
         return found
@@ -288,6 +296,7 @@ class AttemptProcesses:
                 f"timed out after {seconds} s (TASK_TIMEOUT_SECONDS); the task process was stopped",
                 log_path=child.spec.log_path,
                 timed_out=True,
+                task_id=child.task_id,
             )
             if recorded:
                 self.progress(f"{self.graph.code}: attempt {attempt_id} TIMED_OUT after {seconds}s")
@@ -303,7 +312,7 @@ class AttemptProcesses:
     def stop_all(self, reason: str) -> None:
         """Record every running attempt FAILED with the reason, then stop the processes."""
         for attempt_id, child in list(self.children.items()):
-            self.record_outcome(attempt_id, reason, exit_code=None, log_path=child.spec.log_path)
+            self.record_outcome(attempt_id, reason, exit_code=None, log_path=child.spec.log_path, task_id=child.task_id)
         self.abandon()
 
     def abandon(self) -> None:

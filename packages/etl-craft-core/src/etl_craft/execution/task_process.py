@@ -79,13 +79,16 @@ def _on_sigterm(_signum: int, _frame: FrameType | None) -> None:
 
 @dataclass
 class _Output:
-    """The log pump of this task process and the secret source whose resolved values it masks."""
+    """The log pump of this task process, the secret source whose resolved values it masks, and the
+    values of the task's sensitive parameters (Redaction.Sensitive_patterns), masked the same way."""
 
     pump: LogPump | None = None
     source: SecretSource | None = None
+    parameters: frozenset[str] = frozenset()
 
     def secrets(self) -> frozenset[str]:
-        return self.source.resolved_values() if self.source is not None else frozenset()
+        resolved = self.source.resolved_values() if self.source is not None else frozenset()
+        return resolved | self.parameters
 
     def sync(self) -> None:
         """Everything written to fds 1 and 2 so far is in the log file once this returns."""
@@ -223,6 +226,7 @@ def run_attempt(spec: ChildSpec) -> int:
         try:
             fault_point("child_start")
             ctx, consumes = retrying(lambda: _load_context(db, spec, config), f"starting attempt {spec.attempt_id}")
+            _output.parameters = config.redaction.values(ctx.handler.value, ctx.parameters)
             log.info("attempt %s of %s.%s started", ctx.attempt_number, ctx.pipeline_code, ctx.task_code)
             module = importlib.import_module(HANDLER_MODULES[ctx.handler])
             result: HandlerResult = module.run(ctx)

@@ -23,6 +23,7 @@ from etl_craft.engine import locks
 from etl_craft.engine.tables import aud_business_rules_results, aud_business_rules_run_log, cfg_business_rules
 from etl_craft.execution.task_context import Counts, HandlerResult, TaskContext
 from etl_craft.handlers.sql import lock_timeout
+from etl_craft.handlers.sql.binds import refuse_bind_parameters
 from etl_craft.handlers.sql.columns import ACTIVE_FLAG, PIPELINE_RUN_ID, PLAIN_NAME
 from etl_craft.handlers.sql.runner import read_only_refusal
 from etl_craft.handlers.sql.spec import parse_target
@@ -99,6 +100,12 @@ def precheck(rule: Rule, sqlglot_dialect: str, task_code: str, state_changing: f
             remedy="name the column that identifies a row, e.g. customer_id",
         )
     parse_target(rule.table, task_code, f"business rule {rule.name}: TARGET_TABLE")
+    refuse_bind_parameters(
+        rule.sql,
+        sqlglot_dialect,
+        f"{where}: BUSINESS_RULE_SQL",
+        "refer to the checked row as t (e.g. t.order_id) and write any other value into the rule as a literal",
+    )
     check_read_only(strip_trailing(rule.sql), sqlglot_dialect, f"{where}: BUSINESS_RULE_SQL", state_changing)
 
 

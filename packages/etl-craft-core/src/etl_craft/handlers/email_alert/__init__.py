@@ -32,8 +32,10 @@ def run(ctx: TaskContext) -> HandlerResult:
     values = {
         "status": outcome,
         "pipeline_id": str(ctx.pipeline_run_id),  # documented as the run's id
+        "pipeline_run_id": str(ctx.pipeline_run_id),
         "pipeline_code": ctx.pipeline_code,
         "task_code": ctx.task_code,
+        "run_date": ctx.run_date.isoformat(),
         "error_message": report.error_message,
     }
     subject = subject_line(alert.template("SUBJECT", outcome) or "", values)

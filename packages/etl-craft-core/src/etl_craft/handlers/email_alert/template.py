@@ -15,7 +15,7 @@ from etl_craft.core.text import did_you_mean, one_line
 from etl_craft.execution.settings import TaskParameterError
 
 OUTCOMES = ("SUCCESS", "COMPLETED_WITH_ERRORS", "FAILED")
-TOKENS = ("status", "pipeline_id", "pipeline_code", "task_code", "error_message")
+TOKENS = ("status", "pipeline_id", "pipeline_run_id", "pipeline_code", "task_code", "run_date", "error_message")
 SUBJECT_LIMIT = 200
 _TOKEN = re.compile(r"\$\$([A-Za-z_][A-Za-z0-9_]*)")  # a `$$` not followed by a name is plain text
 _ADDRESS = re.compile(r"[^@\s<>,|]+@[^@\s<>,|]+")

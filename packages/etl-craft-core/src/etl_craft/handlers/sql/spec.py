@@ -9,6 +9,7 @@ from pathlib import Path, PurePosixPath
 
 from etl_craft.core.errors import SqlGuardError
 from etl_craft.core.text import close_matches
+from etl_craft.handlers.sql.binds import refuse_bind_parameters
 from etl_craft.handlers.sql.columns import ACTION_COLUMNS, MERGE_ACTIONS, PLAIN_NAME
 from etl_craft.handlers.sql.text import TOKEN_SWITCHES, check_read_only, strip_trailing, substitute
 
@@ -74,6 +75,20 @@ class SqlTaskSpec:
     @property
     def target_name(self) -> str:
         return ".".join(self.target)
+
+
+def refuse_source_binds(sql: str, sqlglot_dialect: str, where: str) -> None:
+    """A SELECT's bind parameters, refused with the `$$` tokens that give the run's own values."""
+    suggestions = {token: f"$${token} (with {switch} = true)" for token, switch in TOKEN_SWITCHES.items()}
+    tokens = ", ".join(f"$${token}" for token in TOKEN_SWITCHES)
+    refuse_bind_parameters(
+        sql,
+        sqlglot_dialect,
+        where,
+        f"for the run's own values use a $$ token with its switch parameter ({tokens}); "
+        "write any other value into the SELECT as a literal",
+        suggestions,
+    )
 
 
 def _where(task_code: str, parameter: str) -> str:
@@ -230,7 +245,9 @@ def parse_spec(
             )
     else:
         raw, label = source_text(parameters, sql_files_dir, task)
-        select = strip_trailing(substitute(raw, token_values(identity), switches, f"task {task}: {label}"))
+        substituted = substitute(raw, token_values(identity), switches, f"task {task}: {label}")
+        refuse_source_binds(substituted, sqlglot_dialect, f"task {task}: {label}")
+        select = strip_trailing(substituted)
         check_read_only(select, sqlglot_dialect, f"task {task}: {label}", state_changing)
     setup_for = parameters.get("SETUP_FOR")
     if setup_for is not None and setup_for not in ACTION_COLUMNS:

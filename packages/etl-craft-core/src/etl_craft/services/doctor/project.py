@@ -52,6 +52,9 @@ def secrets_check(config: ConnectorConfig) -> list[CheckResult]:
     """Every secret variable was found set when the file loaded (an unset one fails Configuration)."""
     source = config.secrets_settings
     origin = f"the environment and {source.path}" if source.path else "the environment"
+    provider = config.secrets.provider if config.secrets is not None else None
+    if provider is not None:
+        origin = f"{provider.description}, kept {source.cache_seconds} s"
     named = secret_variables(config)
     if not named:
         return [CheckResult("Secrets", OK, f"no secret variables used (Source_type {source.source_type})")]

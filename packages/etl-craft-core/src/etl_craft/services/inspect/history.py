@@ -4,6 +4,7 @@ metadata changes. Read-only; every read is bounded (a limit, a run, a pipeline o
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -11,7 +12,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from etl_craft.core.errors import MetadataError, UsageError
-from etl_craft.core.text import did_you_mean
+from etl_craft.core.sensitive import SensitiveNames
+from etl_craft.core.text import REDACTED, did_you_mean
 from etl_craft.engine import auditlog, runlog
 from etl_craft.engine.auditlog import ActionRow, InterventionRow, MetadataChangeRow
 from etl_craft.engine.runlog import PipelineRow, TaskRunRow
@@ -166,7 +168,14 @@ class MetadataChangeView:
     migration: str | None  # the project migration that made it, if one did
 
     @classmethod
-    def of(cls, row: MetadataChangeRow) -> MetadataChangeView:
+    def of(cls, row: MetadataChangeRow, handlers: Mapping[int, str], names: SensitiveNames) -> MetadataChangeView:
+        """The change as shown: a sensitive task parameter's value (S7.C) is ***, before and after."""
+        before, after = row.before_json, row.after_json
+        if row.table_name == "CFG_TASK_PARAMETERS":
+            before, after = _shown_parameter(before, handlers, names), _shown_parameter(after, handlers, names)
+            hidden_change = _value(row.before_json) != _value(row.after_json) and _value(before) == _value(after)
+            if hidden_change and None not in (_value(row.before_json), _value(row.after_json)):
+                after = {**after, "PARAMETER_VALUE": f"{REDACTED} (changed)"}  # the change stays visible
         return cls(
             row.change_id,
             row.changed_at,
@@ -175,10 +184,24 @@ class MetadataChangeView:
             row.table_name,
             row.row_key,
             row.operation,
-            row.before_json,
-            row.after_json,
+            before,
+            after,
             row.migration,
         )
+
+
+def _value(image: Any) -> Any:
+    return image.get("PARAMETER_VALUE") if isinstance(image, dict) else None
+
+
+def _shown_parameter(image: Any, handlers: Mapping[int, str], names: SensitiveNames) -> Any:
+    """A CFG_TASK_PARAMETERS row image with its value hidden as `steps` hides it."""
+    if not isinstance(image, dict) or image.get("PARAMETER_VALUE") is None:
+        return image
+    task_id = image.get("TASK_ID")
+    handler = handlers.get(task_id, "") if isinstance(task_id, int) else ""
+    name = str(image.get("PARAMETER_NAME"))
+    return {**image, "PARAMETER_VALUE": names.shown(handler, {name: image["PARAMETER_VALUE"]})[name]}
 
 
 @dataclass(frozen=True)
@@ -208,9 +231,22 @@ def audit(ctx: OperationContext, pipeline_code: str | None = None, since: dateti
         pipeline_id = runlog.find_pipeline(conn, pipeline_code).pipeline_id if pipeline_code is not None else None
         actions = auditlog.actions(conn, pipeline_id=pipeline_id, since=since)
         changes = auditlog.metadata_changes(conn, pipeline_id=pipeline_id, since=since)
+        handlers = auditlog.task_handlers(conn, _parameter_tasks(changes))
+    names = ctx.config.redaction
     return AuditView(
         pipeline_code=pipeline_code,
         since=since,
         actions=tuple(ActionView.of(a) for a in actions),
-        metadata_changes=tuple(MetadataChangeView.of(c) for c in changes),
+        metadata_changes=tuple(MetadataChangeView.of(c, handlers, names) for c in changes),
     )
+
+
+def _parameter_tasks(changes: list[MetadataChangeRow]) -> set[int]:
+    """The tasks whose parameters the changes touch (their handlers decide what is hidden)."""
+    found = set()
+    for change in changes:
+        if change.table_name == "CFG_TASK_PARAMETERS":
+            for image in (change.before_json, change.after_json):
+                if isinstance(image, dict) and isinstance(image.get("TASK_ID"), int):
+                    found.add(image["TASK_ID"])
+    return found

@@ -166,7 +166,7 @@ class StepView:
     task_type: str
     run_condition: str
     run_condition_count: int | None
-    parameters: Mapping[str, str]  # every active parameter, by name
+    parameters: Mapping[str, str]  # every active parameter, by name (sensitive values shown as ***)
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ def pipeline_steps(ctx: OperationContext, pipeline_code: str, selector: RunSelec
                 task_type=node.task_type,
                 run_condition=node.run_condition.value,
                 run_condition_count=node.run_condition_count,
-                parameters=dict(sorted(node.parameters.items())),
+                parameters=dict(sorted(ctx.config.redaction.shown(node.handler.value, node.parameters).items())),
             )
         )
     return StepsView(PipelineView.of(pipeline), RunView.of(run, pipeline.pipeline_code) if run else None, tuple(steps))

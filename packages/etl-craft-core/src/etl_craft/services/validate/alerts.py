@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from etl_craft.core.enums import Handler
 from etl_craft.core.text import did_you_mean
+from etl_craft.execution.graph import Graph, assemble_graph
 from etl_craft.execution.settings import TaskParameterError
 from etl_craft.handlers.email_alert.template import OUTCOMES, parse_parameters
 from etl_craft.services.validate.findings import Findings
@@ -52,12 +54,14 @@ def _check_parameters(project: Project, task: Task, findings: Findings) -> tuple
     return alert.on_status
 
 
-def _check_dependencies(project: Project, task: Task, findings: Findings, outcomes: tuple[str, ...]) -> None:
+def _check_dependencies(project: Project, task: Task, findings: Findings, outcomes: tuple[str, ...]) -> set[str]:
+    """The alert's dependencies on its pipeline's last tasks and their types; returns the codes of the
+    last tasks it fails for not depending on."""
     pipeline = project.code_of(task)
     rows = [r for r in project.task_dependencies if r["task_id"] == task.task_id]
     kinds = {r["dependency_type"] for r in rows}
     if rows and kinds == {"FAILURE"}:
-        return  # watches only those tasks' failures
+        return set()  # watches only those tasks' failures
     upstream = {r["depends_on_task_id"] for r in rows if r["depends_on_pipeline_id"] in (None, task.pipeline_id)}
     dependents = project.dependents(task.pipeline_id)
     data = [t for t in project.tasks_of(task.pipeline_id) if t.handler != Handler.EMAIL_ALERT.value]
@@ -93,9 +97,65 @@ def _check_dependencies(project: Project, task: Task, findings: Findings, outcom
             expected="ALWAYS dependencies for an alert that reports failures: a failed upstream never lets it run",
             remedy="make those dependencies ALWAYS",
         )
+    return set(missing)
+
+
+def ended_before_start(graph: Graph) -> dict[int, frozenset[int]]:
+    """Task id -> the tasks of its pipeline certain to have ended before it starts, however they end.
+
+    A task starts once enough of its dependencies in the pipeline are met (all of them, one, or
+    RUN_CONDITION_COUNT), and a met dependency has ended, as has everything it waited for. So a task
+    is certain to have ended only if no choice of that many dependencies leaves it out: a path of
+    dependencies is not enough when a RUN_CONDITION ANY or N on the way lets a task start early.
+    """
+    before: dict[int, frozenset[int]] = {}
+    for wave in graph.waves():
+        for node in wave:
+            local = graph.local_edges(node.task_id)
+            needed = min(node.required, len(local))
+            counts = Counter(task for e in local for task in before[e.upstream] | {e.upstream})
+            before[node.task_id] = frozenset(task for task, n in counts.items() if len(local) - n < needed)
+    return before
+
+
+def _check_start(project: Project, task: Task, graph: Graph, findings: Findings, named: set[str]) -> None:
+    """Warn when the alert can start before a task it reports on has ended (S2.F: it would then
+    report that task as not finished, COMPLETED_WITH_ERRORS, in a run that succeeds)."""
+    rows = [r for r in project.task_dependencies if r["task_id"] == task.task_id]
+    if rows and {r["dependency_type"] for r in rows} == {"FAILURE"}:
+        return  # it reports only the failures of its FAILURE upstreams, which have ended when it starts
+    waited = ended_before_start(graph).get(task.task_id, frozenset())
+    early = [
+        t.code
+        for t in project.tasks_of(task.pipeline_id)
+        if t.handler != Handler.EMAIL_ALERT.value and t.task_id not in waited and t.code not in named
+    ]
+    if early:
+        listed = ", ".join(early)
+        findings.warn(
+            project.code_of(task),
+            task.code,
+            "dependencies",
+            found=f"no chain of dependencies that {task.code} waits for in full from {listed}, so {task.code} can "
+            f"start while {listed} still run(s) and report them as not finished (COMPLETED_WITH_ERRORS) in a run "
+            "that succeeds",
+            expected="an alert that starts only after every task it reports on has ended",
+            remedy=f"make {task.code} depend (ALWAYS) on {listed} or on tasks waiting for them, "
+            "with RUN_CONDITION ALL on the way",
+        )
 
 
 def check_alerts(project: Project, findings: Findings) -> None:
+    graphs: dict[int, Graph | None] = {}
+    names = project.upstream_names()
     for task in project.checked_tasks(Handler.EMAIL_ALERT):
         outcomes = _check_parameters(project, task, findings)
-        _check_dependencies(project, task, findings, outcomes)
+        named = _check_dependencies(project, task, findings, outcomes)
+        if task.pipeline_id not in graphs:
+            pipeline = project.pipelines[task.pipeline_id]
+            tasks = [t.as_row for t in project.tasks_of(task.pipeline_id)]
+            built, problems = assemble_graph(pipeline.as_row, tasks, project.edges_of(task.pipeline_id), {}, names)
+            graphs[task.pipeline_id] = None if problems else built  # a broken graph fails on its own
+        graph = graphs[task.pipeline_id]
+        if graph is not None:
+            _check_start(project, task, graph, findings, named)
