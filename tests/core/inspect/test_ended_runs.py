@@ -275,7 +275,15 @@ def test_status_refuses_a_run_of_another_pipeline_and_an_unknown_run(scene: Scen
 # --- history -----------------------------------------------------------------------------------------
 
 RUN_HEADER = tabbed(
-    "PIPELINE_RUN_ID", "STATUS", "RUN_DATE", "START_DATE", "END_DATE", "SLA_STATUS", "STARTED_BY", "ENDED_BY"
+    "PIPELINE_RUN_ID",
+    "STATUS",
+    "TRIGGER_KIND",
+    "RUN_DATE",
+    "START_DATE",
+    "END_DATE",
+    "SLA_STATUS",
+    "STARTED_BY",
+    "ENDED_BY",
 )
 INTERVENTION_HEADER = tabbed("PIPELINE_RUN_ID", "TASK", "ACTION", "FROM", "TO", "BY", "AT", "REASON")
 
@@ -287,9 +295,19 @@ def test_history_lists_runs_newest_first_with_who_started_and_ended_them(scene: 
     assert result.stdout.splitlines() == [
         RUN_HEADER,
         tabbed(
-            3, "SKIPPED", skipped["run_date"], when(skipped["start_date"]), when(skipped["end_date"]), "-", ACTOR, ACTOR
+            3,
+            "SKIPPED",
+            "MANUAL",
+            skipped["run_date"],
+            when(skipped["start_date"]),
+            when(skipped["end_date"]),
+            "-",
+            ACTOR,
+            ACTOR,
         ),
-        tabbed(1, "SUCCESS", "2026-01-31", when(first["start_date"]), when(first["end_date"]), "-", ACTOR, SYSTEM),
+        tabbed(
+            1, "SUCCESS", "MANUAL", "2026-01-31", when(first["start_date"]), when(first["end_date"]), "-", ACTOR, SYSTEM
+        ),
         "Interventions: (none)",
     ]
     as_json = scene.json("history", "--pipeline_code", "daily")
@@ -306,7 +324,9 @@ def test_history_shows_each_intervention_and_its_actor(scene: Scene) -> None:
     rerun, reopen = doc["interventions"]
     assert result.stdout.splitlines() == [
         RUN_HEADER,
-        tabbed(2, "FAILED", "2026-01-31", when(run["start_date"]), when(run["end_date"]), "MET", ACTOR, SYSTEM),
+        tabbed(
+            2, "FAILED", "MANUAL", "2026-01-31", when(run["start_date"]), when(run["end_date"]), "MET", ACTOR, SYSTEM
+        ),
         "Interventions:",
         INTERVENTION_HEADER,
         tabbed(2, "flaky", "RERUN", "FAILED", "-", ACTOR, when(rerun["requested_at"]), "retry the feed"),
@@ -330,6 +350,7 @@ def test_history_of_a_task_shows_its_row_in_each_run(scene: Scene) -> None:
         tabbed(
             "PIPELINE_RUN_ID",
             "STATUS",
+            "TRIGGER_KIND",
             "ATTEMPTS",
             "SOURCE_COUNT",
             "TARGET_COUNT",
@@ -337,15 +358,15 @@ def test_history_of_a_task_shows_its_row_in_each_run(scene: Scene) -> None:
             "END_DATE",
             "ERROR_MESSAGE",
         ),
-        tabbed(2, "FAILED", 2, "-", "-", when(row["start_date"]), when(row["end_date"]), FLAKY_ERROR),
+        tabbed(2, "FAILED", "MANUAL", 2, "-", "-", when(row["start_date"]), when(row["end_date"]), FLAKY_ERROR),
     ]
     assert result.stdout.splitlines()[2:4] == ["Interventions:", INTERVENTION_HEADER]
     assert len(result.stdout.splitlines()) == 6
     assert scene.json("history", "--pipeline_code", "sales", "--task_code", "flaky") == doc
 
     never = scene.main("history", "--pipeline_code", "daily", "--task_code", "snapshot", "--limit", "5")
-    assert never.stdout.splitlines()[1].startswith(tabbed(3, "NOT RUN", 0, "-", "-", "-", "-", "-"))
-    assert never.stdout.splitlines()[2].startswith(tabbed(1, "SUCCESS", 1, 1, 1))
+    assert never.stdout.splitlines()[1].startswith(tabbed(3, "NOT RUN", "MANUAL", 0, "-", "-", "-", "-", "-"))
+    assert never.stdout.splitlines()[2].startswith(tabbed(1, "SUCCESS", "MANUAL", 1, 1, 1))
     unknown = scene.main("history", "--pipeline_code", "sales", "--task_code", "flakey")
     assert unknown.returncode == 4 and "(did you mean flaky?)" in unknown.stderr
 
