@@ -15,8 +15,9 @@ from tests.core.inspect.scene import ACTOR, Scene, tabbed, when
 
 SYSTEM = f"etl-craft@{socket.gethostname()}"
 FLAKY_ERROR = (
-    "ingestion script flaky.py: found RuntimeError while running run: the feed is down; expected run to return "
-    "a ScriptResult. See the traceback in the attempt log, fix the script or its source, then rerun"
+    "ingestion script flaky.py: found RuntimeError raised in run: the feed is down; expected run to finish without "
+    "an exception (raising one is how a script fails its task). The script failed the task: see its traceback in "
+    "the attempt log, fix the cause, then rerun the task"
 )
 
 
@@ -384,6 +385,12 @@ def test_history_is_bounded_by_limit_all_or_a_named_run(scene: Scene) -> None:
     assert [r["pipeline_run_id"] for r in named["runs"]] == [2] and len(named["interventions"]) == 2
     never_run = scene.main("history", "--pipeline_code", "report")
     assert never_run.stdout == "no runs yet\n"
+    zero = scene.main("history", "--pipeline_code", "sales", "--limit", "0")
+    assert zero.returncode == 2
+    assert zero.stderr.splitlines()[-1] == (
+        "error: --limit: found 0; expected a whole number of at least 1. "
+        "Give a limit of 1 or more, or use --all for every run"
+    )
     for bad in (["--limit", "0"], ["--run-id", "2", "--all"], ["--limit", "2", "--all"]):
         refused = scene.main("history", "--pipeline_code", "sales", *bad)
         assert refused.returncode == 2, (bad, refused)

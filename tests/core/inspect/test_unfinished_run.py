@@ -10,8 +10,9 @@ from etl_craft.services.selection import RunSelector
 from tests.core.inspect.scene import ACTOR, Scene, tabbed, when
 
 FEED_B_ERROR = (
-    "ingestion script feed_b.py: found RuntimeError while running run: the feed is down; expected run to return "
-    "a ScriptResult. See the traceback in the attempt log, fix the script or its source, then rerun"
+    "ingestion script feed_b.py: found RuntimeError raised in run: the feed is down; expected run to finish without "
+    "an exception (raising one is how a script fails its task). The script failed the task: see its traceback in "
+    "the attempt log, fix the cause, then rerun the task"
 )
 
 
