@@ -168,3 +168,52 @@ def test_lineage_traces_columns_and_caches_them(sqlp: SqlProject) -> None:
     ]
     strict = cli(sqlp, "lineage", "--strict")
     assert strict.returncode == 1 and "not traced: sales.star" in strict.stdout
+
+
+@pytest.mark.duckdb
+@pytest.mark.parametrize("warehouse", ["duckdb"], indirect=True)
+def test_lineage_refuses_a_table_or_column_no_sql_task_writes_or_reads(sqlp: SqlProject) -> None:
+    wh = sqlp.warehouse
+    orders, report, star = wh.table("orders"), wh.table("report"), wh.table("star")
+    sqlp.task(
+        "report",
+        params(SQL_ACTION="CREATE_TABLE", TARGET_OBJECT=report, SOURCE_SQL=f"SELECT id, amount AS total FROM {orders}"),
+    )
+    sqlp.task("star", params(SQL_ACTION="CREATE_TABLE", TARGET_OBJECT=star, SOURCE_SQL=f"SELECT * FROM {orders}"))
+
+    table = cli(sqlp, "lineage", "--table", wh.table("reprot"), "--column", "total")
+    assert table.returncode == 2, table
+    assert table.stdout == ""
+    assert table.stderr.splitlines()[-1] == (
+        f"error: --table {wh.table('reprot')}: found no active SQL task writing or reading it (1 SQL task(s) could "
+        "not be traced, so what they read is not known); expected a table an active SQL task writes (its "
+        f"TARGET_OBJECT) or reads, as schema.table. Name one of them (did you mean {report}?)"
+    )
+    column = cli(sqlp, "lineage", "--table", report, "--column", "totl", "--format", "json")
+    assert column.returncode == 2, column
+    assert column.json()["message"] == (
+        f"--column totl: found no active SQL task writing or reading {report}.totl (1 SQL task(s) could not be "
+        f"traced, so what they read is not known); expected a column of {report} that an active SQL task writes or "
+        "reads. Name one of them (did you mean total?)"
+    )
+    far = cli(sqlp, "lineage", "--table", orders, "--column", "zz")
+    assert far.returncode == 2
+    assert far.stderr.splitlines()[-1].endswith(
+        f"Name one of them; etl-craft lineage --table {orders} lists the tasks around it"
+    )
+
+    # Known names still trace: a source table's column, and a column of a table whose writer can't be
+    # traced (its columns are unknown, so any name is taken as asked).
+    known = cli(sqlp, "lineage", "--table", orders, "--column", "amount", "--downstream")
+    assert known.returncode == 0, known
+    assert known.stdout.splitlines()[:2] == [f"{orders}.amount", f"  -> {report}.total  [copy]  (sales.report)"]
+    untraced = cli(sqlp, "lineage", "--table", star, "--column", "anything")
+    assert untraced.returncode == 0, untraced
+    assert untraced.stdout.splitlines()[0] == f"{star}.anything"
+    with service(sqlp) as ctx, ctx.db.read() as conn:
+        cached = conn.execute(
+            sa.select(t.aud_column_lineage.c.target_object, t.aud_column_lineage.c.target_column).order_by(
+                t.aud_column_lineage.c.column_lineage_id
+            )
+        ).all()
+    assert cached == [(report, "id"), (report, "total"), (star, "*")]

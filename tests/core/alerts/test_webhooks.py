@@ -117,7 +117,7 @@ def test_the_slack_shape_is_one_text(harness: Harness, start_receiver, monkeypat
     assert list(delivery.json) == ["text"]
     text = delivery.json["text"]
     assert text.startswith(f"sales: pipeline_run_id={run_id} run FAILED: 1 task(s) did not succeed: load (FAILED)\n")
-    assert "• load FAILED: ingestion script task.py: found RuntimeError while running run: boom" in text
+    assert "• load FAILED: ingestion script task.py: found RuntimeError raised in run: boom" in text
     assert f"`etl-craft status --pipeline_code sales --run-id {run_id}`" in text
 
 

@@ -50,6 +50,7 @@ def test_sections_out_of_order_are_refused_naming_the_order(project):
 def test_a_missing_required_section_is_named(project):
     message = project.refuse("Orchestration:\n  Mode: local\n")
     assert "section Engine is missing" in message
+    assert message.endswith("Add the Engine section")
 
 
 def test_a_section_that_is_not_a_mapping_is_refused(project):
@@ -125,6 +126,7 @@ def test_a_selected_profile_that_does_not_exist_is_refused_listing_the_available
     )
     assert "expected one of dev, prod" in message
     assert "did you mean prod?" in message
+    assert "Select an existing profile or add the Engine.prd block" in message
 
 
 def test_profile_named_by_an_unset_variable_says_the_text_was_used(project):

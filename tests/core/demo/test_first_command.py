@@ -3,6 +3,10 @@
 The clone has no virtual environment: `uv run --frozen` creates one from uv.lock (from uv's cache
 when it is warm) and the demo runs in a new `etl-craft-demo` folder inside the clone. A clone takes
 what is committed, so this test checks the last commit, as a newcomer would get it.
+
+The command compiles the environment to bytecode once, at install; a later `uv run` in the synced
+clone prints nothing of its own (a `compile-bytecode` setting in the workspace would make every
+`uv run` compile again and print "Bytecode compiled ...").
 """
 
 from __future__ import annotations
@@ -38,15 +42,32 @@ def test_the_first_command_runs_the_demo_in_a_fresh_clone(tmp_path: Path) -> Non
     # Nothing of this test run leaks in: no active virtual environment (its bin folder leaves PATH, so
     # python3 is the machine's, as for a newcomer), no project config.
     env = {
-        k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "ETL_CRAFT_CONFIG", "UV_PROJECT_ENVIRONMENT")
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("VIRTUAL_ENV", "ETL_CRAFT_CONFIG", "UV_PROJECT_ENVIRONMENT", "UV_COMPILE_BYTECODE")
     }
     venv_bin = str(Path(sys.prefix) / "bin")
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
+    # No import writes a .pyc file, so any the environment has were compiled at install.
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     done = subprocess.run(
         ["bash", "-c", command], check=False, cwd=clone, env=env, capture_output=True, text=True, timeout=540
     )
 
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    compiled = list((clone / ".venv").glob("lib/python3.*/site-packages/sqlalchemy/__pycache__/__init__.*.pyc"))
+    assert len(compiled) == 1, "the first command did not compile the environment to bytecode"
+    helped = subprocess.run(
+        ["python3", "-m", "uv", "run", "--frozen", "etl-craft", "--help"],
+        check=False,
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (helped.returncode, helped.stderr) == (0, ""), helped.stderr
+    assert helped.stdout.startswith("usage: etl-craft ") and "    demo " in helped.stdout
     assert "every run of the demo ended SUCCESS (9 runs)" in done.stdout
     project = clone / "etl-craft-demo"
     engine = sa.create_engine(f"sqlite:///{project / 'engine.db'}")

@@ -25,9 +25,12 @@ def test_the_readme_has_two_set_up_commands_and_the_first_runs_the_demo() -> Non
     assert setup.count("```\n") == 4  # two blocks, each opened and closed
     assert (
         marked_command(text, "first command")
-        == "python3 -m pip install uv && python3 -m uv run --frozen etl-craft demo"
+        == "python3 -m pip install --quiet uv && python3 -m uv run --frozen --compile-bytecode etl-craft demo"
     )
-    assert marked_command(text, "test command") == "python3 -m pip install uv && python3 -m uv run --frozen pytest -n 2"
+    assert (
+        marked_command(text, "test command")
+        == "python3 -m pip install --quiet uv && python3 -m uv run --frozen pytest -n 2"
+    )
 
 
 def test_the_quick_start_opens_with_the_same_two_commands() -> None:

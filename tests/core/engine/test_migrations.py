@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -207,6 +208,72 @@ def test_editing_an_applied_migration_is_refused_naming_the_file(engine_db, migr
             .all()
         )
     assert versions == ["0001_create_sales.sql"]
+
+
+def _recorded(engine_db) -> dict[tuple[str, str], str]:
+    with engine_db.read() as conn:
+        rows = conn.execute(
+            sa.select(t.schema_migrations.c.source, t.schema_migrations.c.version, t.schema_migrations.c.checksum)
+        ).all()
+    return {(r.source, r.version): r.checksum for r in rows}
+
+
+def test_a_crlf_checkout_of_an_applied_migration_matches_its_record(engine_db, migrations_dir: Path) -> None:
+    lf = CREATE_SALES.encode()
+    (migrations_dir / "0001_create_sales.sql").write_bytes(lf)
+    migrations.migrate(engine_db, migrations_dir)
+    # The record is what it always was for an LF file: the SHA-256 of its bytes.
+    assert _recorded(engine_db)[("PROJECT", "0001_create_sales.sql")] == hashlib.sha256(lf).hexdigest()
+
+    # The same file from a Windows clone (git's autocrlf): not a change.
+    (migrations_dir / "0001_create_sales.sql").write_bytes(lf.replace(b"\n", b"\r\n"))
+    (migrations_dir / "0002_retune_and_retire.sql").write_bytes(RETUNE_AND_RETIRE.encode().replace(b"\n", b"\r\n"))
+    done = migrations.migrate(engine_db, migrations_dir)
+    assert done.project_applied == ("0002_retune_and_retire.sql",)
+    # A file applied from a CRLF checkout is recorded by its LF form, the checksum an LF clone computes.
+    assert _recorded(engine_db)[("PROJECT", "0002_retune_and_retire.sql")] == (
+        hashlib.sha256(RETUNE_AND_RETIRE.encode()).hexdigest()
+    )
+
+    # Anything but line endings is still a change.
+    (migrations_dir / "0001_create_sales.sql").write_bytes(lf.replace(b"\n", b"\r\n").replace(b"'Sales'", b"'Sale'"))
+    with pytest.raises(MigrationError, match=r"'0001_create_sales\.sql' has changed since it was applied"):
+        migrations.migrate(engine_db, migrations_dir)
+
+
+def test_a_record_a_crlf_checkout_made_before_the_rule_still_matches(engine_db, migrations_dir: Path) -> None:
+    crlf = CREATE_SALES.encode().replace(b"\n", b"\r\n")
+    (migrations_dir / "0001_create_sales.sql").write_bytes(crlf)
+    migrations.migrate(engine_db, migrations_dir)
+    # An Engine DB where the file was recorded by the SHA-256 of its CRLF bytes (the rule before).
+    with writing_for("retention"), engine_db.write() as conn:
+        conn.execute(
+            t.schema_migrations.update()
+            .where(t.schema_migrations.c.version == "0001_create_sales.sql")
+            .values(checksum=hashlib.sha256(crlf).hexdigest())
+        )
+    for checkout in (crlf, CREATE_SALES.encode()):
+        (migrations_dir / "0001_create_sales.sql").write_bytes(checkout)
+        assert migrations.migrate(engine_db, migrations_dir).project_applied == ()
+
+
+def test_a_packaged_migration_recorded_from_a_crlf_checkout_is_current(engine_db) -> None:
+    [first, *_] = migrations.packaged_migrations(engine_db.dialect)
+    assert first.checksum != first.crlf_checksum
+    with writing_for("retention"), engine_db.write() as conn:
+        conn.execute(
+            t.schema_migrations.update()
+            .where(t.schema_migrations.c.source == "ENGINE", t.schema_migrations.c.version == first.version)
+            .values(checksum=first.crlf_checksum)
+        )
+    assert migrations.schema_state(engine_db).current
+    with writing_for("retention"), engine_db.write() as conn:
+        conn.execute(
+            t.schema_migrations.update()
+            .where(t.schema_migrations.c.source == "ENGINE", t.schema_migrations.c.version == first.version)
+            .values(checksum="0" * 64)
+        )
+    assert migrations.schema_state(engine_db).changed_engine == (first.version,)
 
 
 def test_removing_an_applied_migration_is_refused(engine_db, migrations_dir: Path) -> None:

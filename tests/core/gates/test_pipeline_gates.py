@@ -79,7 +79,7 @@ def test_an_upstream_failure_skips_the_downstream_run(two: Harness) -> None:
     up_run, down_run = _runs(two, "up")[0], _runs(two, "down")[0]
     assert down_run.status == "SKIPPED"
     assert (
-        f"up last finished run {up_run.pipeline_run_id} ended FAILED, which does not satisfy a SUCCESS dependency on up"
+        f"up last finished run {up_run.pipeline_run_id} ended FAILED, which does not satisfy the SUCCESS dependency on up"
     ) in result.stdout
     assert two.rows(t.aud_dependency_consumption) == []
 

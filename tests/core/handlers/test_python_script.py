@@ -295,7 +295,7 @@ def test_helper_modules_beside_the_script_import(scripts):
 def test_a_failing_import_is_a_handler_error_and_unregisters_the_module(scripts, caplog):
     error = scripts.refuse("import json\nraise RuntimeError('no API key configured')\n")
     assert "ingestion script job.py" in str(error)
-    assert "RuntimeError while importing the script: no API key configured" in str(error)
+    assert "RuntimeError raised while importing the script: no API key configured" in str(error)
     assert error.retryable
     assert "etl_craft_script_job_py" not in sys.modules
     assert 'job.py", line 2' in caplog.text
@@ -310,7 +310,9 @@ def test_a_syntax_error_names_the_line_and_does_not_retry(scripts):
 
 def test_an_importerror_names_the_missing_module(scripts):
     error = scripts.refuse("import etl_craft_no_such_module\n")
-    assert "ModuleNotFoundError while importing the script: No module named 'etl_craft_no_such_module'" in str(error)
+    assert "ModuleNotFoundError raised while importing the script: No module named 'etl_craft_no_such_module'" in str(
+        error
+    )
 
 
 # --- run's shape ----------------------------------------------------------------------------------
@@ -359,7 +361,7 @@ def test_an_exception_in_run_fails_with_its_message_and_logs_the_traceback(scrip
             fetch()
         """
     )
-    assert "ingestion script job.py: found ConnectionError while running run: source API answered 503" in str(error)
+    assert "ingestion script job.py: found ConnectionError raised in run: source API answered 503" in str(error)
     assert error.retryable
     assert isinstance(error.__context__, ConnectionError)
     assert "ingestion script job.py failed while running run" in caplog.text
@@ -369,7 +371,11 @@ def test_an_exception_in_run_fails_with_its_message_and_logs_the_traceback(scrip
 
 def test_an_exception_without_a_message_is_named_by_its_type(scripts):
     error = scripts.refuse("def run(task):\n    raise TimeoutError()\n")
-    assert "found TimeoutError while running run; expected run to return a ScriptResult" in str(error)
+    assert str(error) == (
+        "ingestion script job.py: found TimeoutError raised in run; expected run to finish without an exception "
+        "(raising one is how a script fails its task). The script failed the task: see its traceback in the "
+        "attempt log, fix the cause, then rerun the task"
+    )
 
 
 @pytest.mark.parametrize(("call", "shown"), [("sys.exit(3)", "sys.exit(3)"), ("sys.exit()", "sys.exit(None)")])

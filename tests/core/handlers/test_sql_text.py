@@ -79,12 +79,12 @@ def test_reads_are_accepted(sql: str) -> None:
 @pytest.mark.parametrize(
     ("sql", "found"),
     [
-        ("DELETE FROM s.t", "a DELETE statement"),
-        ("INSERT INTO s.t VALUES (1)", "an? INSERT"),
+        ("DELETE FROM s.t", r"found a statement that is not a query \(DELETE\);"),
+        ("INSERT INTO s.t VALUES (1)", r"not a query \(INSERT\)"),
         ("SELECT * INTO s.x FROM s.t", "SELECT ... INTO"),
-        ("WITH d AS (UPDATE s.t SET a = 1 RETURNING a) SELECT a FROM d", "UPDATE inside"),
+        ("WITH d AS (UPDATE s.t SET a = 1 RETURNING a) SELECT a FROM d", "found UPDATE inside the query"),
         ("SELECT 1; SELECT 2", "2 statements"),
-        ("SELEC 1 FROM", "does not parse|a COMMAND"),
+        ("SELEC 1 FROM", r"does not parse|not a query \(COMMAND\)"),
     ],
 )
 def test_anything_but_one_read_is_refused(sql: str, found: str) -> None:

@@ -15,8 +15,9 @@ from tests.core.inspect.scene import ACTOR, Scene, tabbed, when
 
 SYSTEM = f"etl-craft@{socket.gethostname()}"
 FLAKY_ERROR = (
-    "ingestion script flaky.py: found RuntimeError while running run: the feed is down; expected run to return "
-    "a ScriptResult. See the traceback in the attempt log, fix the script or its source, then rerun"
+    "ingestion script flaky.py: found RuntimeError raised in run: the feed is down; expected run to finish without "
+    "an exception (raising one is how a script fails its task). The script failed the task: see its traceback in "
+    "the attempt log, fix the cause, then rerun the task"
 )
 
 
@@ -275,7 +276,15 @@ def test_status_refuses_a_run_of_another_pipeline_and_an_unknown_run(scene: Scen
 # --- history -----------------------------------------------------------------------------------------
 
 RUN_HEADER = tabbed(
-    "PIPELINE_RUN_ID", "STATUS", "RUN_DATE", "START_DATE", "END_DATE", "SLA_STATUS", "STARTED_BY", "ENDED_BY"
+    "PIPELINE_RUN_ID",
+    "STATUS",
+    "TRIGGER_KIND",
+    "RUN_DATE",
+    "START_DATE",
+    "END_DATE",
+    "SLA_STATUS",
+    "STARTED_BY",
+    "ENDED_BY",
 )
 INTERVENTION_HEADER = tabbed("PIPELINE_RUN_ID", "TASK", "ACTION", "FROM", "TO", "BY", "AT", "REASON")
 
@@ -287,9 +296,19 @@ def test_history_lists_runs_newest_first_with_who_started_and_ended_them(scene: 
     assert result.stdout.splitlines() == [
         RUN_HEADER,
         tabbed(
-            3, "SKIPPED", skipped["run_date"], when(skipped["start_date"]), when(skipped["end_date"]), "-", ACTOR, ACTOR
+            3,
+            "SKIPPED",
+            "MANUAL",
+            skipped["run_date"],
+            when(skipped["start_date"]),
+            when(skipped["end_date"]),
+            "-",
+            ACTOR,
+            ACTOR,
         ),
-        tabbed(1, "SUCCESS", "2026-01-31", when(first["start_date"]), when(first["end_date"]), "-", ACTOR, SYSTEM),
+        tabbed(
+            1, "SUCCESS", "MANUAL", "2026-01-31", when(first["start_date"]), when(first["end_date"]), "-", ACTOR, SYSTEM
+        ),
         "Interventions: (none)",
     ]
     as_json = scene.json("history", "--pipeline_code", "daily")
@@ -306,7 +325,9 @@ def test_history_shows_each_intervention_and_its_actor(scene: Scene) -> None:
     rerun, reopen = doc["interventions"]
     assert result.stdout.splitlines() == [
         RUN_HEADER,
-        tabbed(2, "FAILED", "2026-01-31", when(run["start_date"]), when(run["end_date"]), "MET", ACTOR, SYSTEM),
+        tabbed(
+            2, "FAILED", "MANUAL", "2026-01-31", when(run["start_date"]), when(run["end_date"]), "MET", ACTOR, SYSTEM
+        ),
         "Interventions:",
         INTERVENTION_HEADER,
         tabbed(2, "flaky", "RERUN", "FAILED", "-", ACTOR, when(rerun["requested_at"]), "retry the feed"),
@@ -330,6 +351,7 @@ def test_history_of_a_task_shows_its_row_in_each_run(scene: Scene) -> None:
         tabbed(
             "PIPELINE_RUN_ID",
             "STATUS",
+            "TRIGGER_KIND",
             "ATTEMPTS",
             "SOURCE_COUNT",
             "TARGET_COUNT",
@@ -337,15 +359,15 @@ def test_history_of_a_task_shows_its_row_in_each_run(scene: Scene) -> None:
             "END_DATE",
             "ERROR_MESSAGE",
         ),
-        tabbed(2, "FAILED", 2, "-", "-", when(row["start_date"]), when(row["end_date"]), FLAKY_ERROR),
+        tabbed(2, "FAILED", "MANUAL", 2, "-", "-", when(row["start_date"]), when(row["end_date"]), FLAKY_ERROR),
     ]
     assert result.stdout.splitlines()[2:4] == ["Interventions:", INTERVENTION_HEADER]
     assert len(result.stdout.splitlines()) == 6
     assert scene.json("history", "--pipeline_code", "sales", "--task_code", "flaky") == doc
 
     never = scene.main("history", "--pipeline_code", "daily", "--task_code", "snapshot", "--limit", "5")
-    assert never.stdout.splitlines()[1].startswith(tabbed(3, "NOT RUN", 0, "-", "-", "-", "-", "-"))
-    assert never.stdout.splitlines()[2].startswith(tabbed(1, "SUCCESS", 1, 1, 1))
+    assert never.stdout.splitlines()[1].startswith(tabbed(3, "NOT RUN", "MANUAL", 0, "-", "-", "-", "-", "-"))
+    assert never.stdout.splitlines()[2].startswith(tabbed(1, "SUCCESS", "MANUAL", 1, 1, 1))
     unknown = scene.main("history", "--pipeline_code", "sales", "--task_code", "flakey")
     assert unknown.returncode == 4 and "(did you mean flaky?)" in unknown.stderr
 
@@ -363,6 +385,12 @@ def test_history_is_bounded_by_limit_all_or_a_named_run(scene: Scene) -> None:
     assert [r["pipeline_run_id"] for r in named["runs"]] == [2] and len(named["interventions"]) == 2
     never_run = scene.main("history", "--pipeline_code", "report")
     assert never_run.stdout == "no runs yet\n"
+    zero = scene.main("history", "--pipeline_code", "sales", "--limit", "0")
+    assert zero.returncode == 2
+    assert zero.stderr.splitlines()[-1] == (
+        "error: --limit: found 0; expected a whole number of at least 1. "
+        "Give a limit of 1 or more, or use --all for every run"
+    )
     for bad in (["--limit", "0"], ["--run-id", "2", "--all"], ["--limit", "2", "--all"]):
         refused = scene.main("history", "--pipeline_code", "sales", *bad)
         assert refused.returncode == 2, (bad, refused)

@@ -10,8 +10,9 @@ from etl_craft.services.selection import RunSelector
 from tests.core.inspect.scene import ACTOR, Scene, tabbed, when
 
 FEED_B_ERROR = (
-    "ingestion script feed_b.py: found RuntimeError while running run: the feed is down; expected run to return "
-    "a ScriptResult. See the traceback in the attempt log, fix the script or its source, then rerun"
+    "ingestion script feed_b.py: found RuntimeError raised in run: the feed is down; expected run to finish without "
+    "an exception (raising one is how a script fails its task). The script failed the task: see its traceback in "
+    "the attempt log, fix the cause, then rerun the task"
 )
 
 
@@ -95,9 +96,17 @@ def test_history_shows_the_reset_the_rerun_and_the_reopening(scene: Scene) -> No
     reset, rerun, reopen = doc["interventions"]
     assert result.stdout.splitlines() == [
         tabbed(
-            "PIPELINE_RUN_ID", "STATUS", "RUN_DATE", "START_DATE", "END_DATE", "SLA_STATUS", "STARTED_BY", "ENDED_BY"
+            "PIPELINE_RUN_ID",
+            "STATUS",
+            "TRIGGER_KIND",
+            "RUN_DATE",
+            "START_DATE",
+            "END_DATE",
+            "SLA_STATUS",
+            "STARTED_BY",
+            "ENDED_BY",
         ),
-        tabbed(4, "IN-PROGRESS", "2026-02-01", when(run["start_date"]), "-", "MET", ACTOR, "-"),
+        tabbed(4, "IN-PROGRESS", "MANUAL", "2026-02-01", when(run["start_date"]), "-", "MET", ACTOR, "-"),
         "Interventions:",
         tabbed("PIPELINE_RUN_ID", "TASK", "ACTION", "FROM", "TO", "BY", "AT", "REASON"),
         tabbed(4, "load_a", "RESET", "SKIPPED", "(reset)", ACTOR, when(reset["requested_at"]), "feed a is back"),
@@ -119,7 +128,7 @@ def test_history_of_a_reset_task_shows_it_not_run_and_only_its_interventions(sce
     assert [(t["pipeline_run_id"], t["status"]) for t in doc["task_runs"]] == [(4, "NOT RUN")]
     assert [(i["task_code"], i["action"]) for i in doc["interventions"]] == [("load_a", "RESET")]
     text = scene.main("history", "--pipeline_code", "repair", "--task_code", "load_a").stdout.splitlines()
-    assert text[1] == tabbed(4, "NOT RUN", 0, "-", "-", "-", "-", "-")
+    assert text[1] == tabbed(4, "NOT RUN", "MANUAL", 0, "-", "-", "-", "-", "-")
     assert text[2:4] == [
         "Interventions:",
         tabbed("PIPELINE_RUN_ID", "TASK", "ACTION", "FROM", "TO", "BY", "AT", "REASON"),

@@ -291,7 +291,7 @@ def test_mark_stale_after_the_process_was_killed(ops: Ops) -> None:
     ops.wait_gone(attempt["pid"], attempt["process_start"])
     [lost] = ops.attempts(run_id)
     assert lost["status"] == "LOST"
-    assert lost["error_message"].startswith(f"attempt 1 was lost: owner {attempt['owner_id']} stopped renewing")
+    assert lost["error_message"].startswith(f"attempt 1 was lost: owner {attempt['owner_id']} is gone: its process ")
     assert ops.task_runs(run_id)["a"] | {"task_run_id": 0} == {
         "task_run_id": 0,
         "status": "FAILED",

@@ -122,7 +122,12 @@ def test_reconcile_after_kill_9_fences_the_attempt_and_releases_the_run(ops: Ops
         "message": "",
         "stopped_process": True,
     }
-    assert lost["message"].startswith(f"attempt 1 was lost: owner {dead_owner} stopped renewing its lease at ")
+    # Killed moments ago, its lease still runs: the message says the process is gone, not when a lease
+    # that has not expired yet "stopped".
+    host, pid = dead_owner.split(":")[:2]
+    assert (
+        lost["message"] == f"attempt 1 was lost: owner {dead_owner} is gone: its process {pid} no longer runs on {host}"
+    )
     assert doc["released_runs"] == [{"pipeline_run_id": 1, "pipeline_code": "p"}]
     assert doc["live"] == 0
     ops.wait_gone(attempt["pid"], attempt["process_start"])

@@ -91,6 +91,9 @@ def test_b54_a_timed_out_script_is_stopped_and_its_output_kept(harness: Harness)
     attempt = harness.attempts("slow")[0]
     assert attempt.status == "TIMED_OUT"
     assert attempt.error_message == "timed out after 3 s (TASK_TIMEOUT_SECONDS); the task process was stopped"
+    assert "p.slow: attempt 1 TIMED_OUT after 3 s (TASK_TIMEOUT_SECONDS); stopping its task process" in (
+        result.stdout.splitlines()
+    )
     assert harness.task_runs()["slow"].status == "FAILED"
     log = Path(attempt.log_path).read_text()
     assert all(line in log for line in lines)
@@ -280,3 +283,28 @@ def test_a_task_process_started_cold_reads_its_attempt_from_the_engine_db(harnes
     assert out.read_text() == str(run_id)
     assert "attempt 1 of p.a started" in log_path.read_text()
     assert [o.offset_value for o in harness.rows(t.aud_task_offset_tracker)] == ["7"]
+
+
+def test_a_supervisor_fencing_another_process_s_lost_attempt_names_the_task(harness: Harness) -> None:
+    harness.pipeline("p", [TaskSpec("slow", {"sleep": 60}), TaskSpec("other")])
+    assert harness.cli("run", "--pipeline_code", "p", "--init-only").returncode == 0
+    single = harness.start("run", "--pipeline_code", "p", "--task_code", "slow")
+    attempt = harness.wait_for_attempt("slow", "RUNNING")
+    whole = harness.start("run", "--pipeline_code", "p")
+    harness.wait_until(lambda: harness.task_runs().get("other"), 60, "the whole run's supervisor to start")
+    single.process.kill()  # kill -9: its task process keeps running, unsupervised
+    single.wait(30)
+
+    ended = whole.wait(90)
+    assert ended.returncode == 1, str(ended)
+    host, pid = attempt.owner_id.split(":")[:2]
+    assert (
+        f"p.slow: attempt 1 was lost: owner {attempt.owner_id} is gone: its process {pid} no longer runs on {host}"
+    ) in ended.stdout.splitlines()
+    lost = harness.attempts("slow")[0]
+    assert (lost.status, lost.error_message) == (
+        "LOST",
+        f"attempt 1 was lost: owner {attempt.owner_id} is gone: its process {pid} no longer runs on {host}",
+    )
+    assert harness.task_runs()["slow"].status == "FAILED"
+    harness.wait_until(lambda: not process_alive(attempt.pid), 30, "the orphaned task process to be stopped")

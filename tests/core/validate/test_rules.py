@@ -172,7 +172,7 @@ def test_a_pipeline_dependency_on_a_retired_pipeline_or_itself_fails(vp: Validat
     vp.sql(pipeline_dependency("a", "old") + pipeline_dependency("a", "a", "ALWAYS"))
     vp.sql("UPDATE CFG_PIPELINES SET ACTIVE_FLAG = 'N' WHERE PIPELINE_CODE = 'old';")
     report = vp.check()
-    find(report, "FAIL", "a", "found a SUCCESS dependency on old, which is retired", "reactivate old")
+    find(report, "FAIL", "a", "found the SUCCESS dependency on old, which is retired", "reactivate old")
     find(report, "FAIL", "a", "pipeline dependency: found a dependency on itself")
 
 
@@ -321,7 +321,10 @@ def test_sql_tasks_need_the_warehouse_section_and_alerts_warn_without_email(vp: 
             ("found neither",),
         ),
         (sql_task("t", "DROP_TABLE", SOURCE_SQL="SELECT 1"), ("found a SELECT on a DROP_TABLE task",)),
-        (sql_task("t", SOURCE_SQL="DELETE FROM raw.orders"), ("found a DELETE statement", "one read-only SELECT")),
+        (
+            sql_task("t", SOURCE_SQL="DELETE FROM raw.orders"),
+            ("found a statement that is not a query (DELETE)", "one read-only SELECT"),
+        ),
         (sql_task("t", SOURCE_SQL="SELECT 1 AS a; SELECT 2 AS a"), ("found 2 statements",)),
         (
             sql_task("t", SOURCE_SQL="SELECT nextval('mart.ids') AS id"),
@@ -514,7 +517,12 @@ def test_a_business_rules_task_without_an_active_rule_fails(vp: ValidateProject)
             ("BUSINESS_RULE_KEY_COLUMN: found 't.id'", "a plain column name"),
         ),
         ("SELECT 1 WHERE t.x < 0", "id", "orders", ("TARGET_TABLE: found 'orders'",)),
-        ("DELETE FROM mart.orders", "id", "mart.orders", ("BUSINESS_RULE_SQL: found a DELETE statement",)),
+        (
+            "DELETE FROM mart.orders",
+            "id",
+            "mart.orders",
+            ("BUSINESS_RULE_SQL: found a statement that is not a query (DELETE)",),
+        ),
         ("SELECT 1 WHERE t.x < 0 AND", "id", "mart.orders", ("BUSINESS_RULE_SQL: found SQL that does not parse",)),
         (
             "SELECT 1 WHERE t.amount > %(limit)s",

@@ -191,11 +191,11 @@ def test_writes_other_than_one_select_are_refused(sqlp: SqlProject) -> None:
     target = loaded(sqlp)
     before = wh.contents("customers", ALL_COLUMNS)
     base = params(SQL_ACTION="CREATE_TABLE", TARGET_OBJECT=wh.table("x"))
-    refused(sqlp, "bad", {**base, "SOURCE_SQL": f"DELETE FROM {target}"}, "a DELETE statement")
+    refused(sqlp, "bad", {**base, "SOURCE_SQL": f"DELETE FROM {target}"}, r"not a query \(DELETE\)")
     refused(sqlp, "bad", {**base, "SOURCE_SQL": f"SELECT * INTO {wh.table('y')} FROM {target}"}, "SELECT ... INTO")
     refused(
         sqlp, "bad", {**base, "SOURCE_SQL": f"WITH d AS (DELETE FROM {target} RETURNING id) SELECT id FROM d"},
-        "a DELETE inside the query",
+        "found DELETE inside the query",
     )  # fmt: skip
     refused(sqlp, "bad", {**base, "SOURCE_SQL": "SELECT 1 AS id; SELECT 2 AS id"}, "found 2 statements")
     refused(sqlp, "bad", {**base, "SOURCE_SQL": "SELECT $$pipeline_idx AS id"}, r"the token \$\$pipeline_idx")

@@ -62,7 +62,7 @@ def check_layout(ctx: Context, data: object) -> dict[str, object]:
                 (),
                 f"section {name} is missing",
                 expected="Orchestration and Engine (Secrets, Warehouse, Cloning, Docs_site, Redaction are optional)",
-                remedy=f"add a {name} section",
+                remedy=f"add the {name} section",
             )
     return data
 
@@ -155,7 +155,7 @@ def open_section(
             origin,
             f"selects profile {active!r}, which {spec.name} does not define{note}",
             expected=f"one of {available}",
-            remedy=f"select an existing profile or add a {spec.name}.{active} block" + did_you_mean(active, blocks),
+            remedy=f"select an existing profile or add the {spec.name}.{active} block" + did_you_mean(active, blocks),
         )
     block_path = (*path, active)
     for key, value in blocks[active].items():

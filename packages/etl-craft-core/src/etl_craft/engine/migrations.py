@@ -1,7 +1,9 @@
 """Creating and migrating the Engine DB: packaged ENGINE migrations, then the project's own.
 
 Every applied file is recorded in SCHEMA_MIGRATIONS with its SHA-256; an applied file must never
-change. Each migration runs in its own transaction under the cross-process migrate lock.
+change. The checksum is taken over the text with LF line endings, so a checkout's line endings (git's
+autocrlf on Windows) are not a change; a record a CRLF checkout made before that rule still matches.
+Each migration runs in its own transaction under the cross-process migrate lock.
 """
 
 from __future__ import annotations
@@ -29,12 +31,26 @@ LOCK_TIMEOUT_SECONDS = 300.0
 class MigrationFile:
     source: MigrationSource
     version: str  # the file name
-    checksum: str
+    checksum: str  # SHA-256 of the text with LF line endings: what is recorded
     sql: str = field(repr=False)
+    crlf_checksum: str = field(default="", repr=False)  # the same text with CRLF line endings
+
+    def matches(self, recorded: str) -> bool:
+        """Whether a recorded checksum is this file's: its LF form (every record made since line endings
+        are normalised, and every LF checkout's before), or its CRLF form (a record a Windows checkout
+        made before)."""
+        return recorded in (self.checksum, self.crlf_checksum)
 
 
-def _checksum(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def _migration_file(source: MigrationSource, version: str, data: bytes, sql: str) -> MigrationFile:
+    lf = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return MigrationFile(
+        source,
+        version,
+        hashlib.sha256(lf).hexdigest(),
+        sql,
+        hashlib.sha256(lf.replace(b"\n", b"\r\n")).hexdigest(),
+    )
 
 
 def _sql_dir(dialect: str) -> resources.abc.Traversable:
@@ -54,8 +70,7 @@ def packaged_migrations(dialect: str) -> list[MigrationFile]:
     folder = _sql_dir(dialect).joinpath("migrations")
     files = sorted((f for f in folder.iterdir() if f.name.endswith(".sql")), key=lambda f: f.name)
     return [
-        MigrationFile(MigrationSource.ENGINE, f.name, _checksum(f.read_bytes()), f.read_text(encoding="utf-8"))
-        for f in files
+        _migration_file(MigrationSource.ENGINE, f.name, f.read_bytes(), f.read_text(encoding="utf-8")) for f in files
     ]
 
 
@@ -73,7 +88,7 @@ def project_migrations(directory: Path) -> list[MigrationFile]:
                 remedy="rename it, for example 0001_create_sales_pipeline.sql",
             )
         data = path.read_bytes()
-        found.append(MigrationFile(MigrationSource.PROJECT, path.name, _checksum(data), data.decode("utf-8-sig")))
+        found.append(_migration_file(MigrationSource.PROJECT, path.name, data, data.decode("utf-8-sig")))
     return found
 
 
@@ -112,13 +127,13 @@ def schema_state(db: EngineDb) -> SchemaState:
         if "SCHEMA_MIGRATIONS" not in db.dialect.table_names(conn):
             return SchemaState(False, (), tuple(m.version for m in packaged_migrations(db.dialect.name)), (), ())
         applied = {v: c for (s, v), c in _applied(conn).items() if s == MigrationSource.ENGINE.value}
-    packaged = {m.version: m.checksum for m in packaged_migrations(db.dialect.name)}
+    packaged = {m.version: m for m in packaged_migrations(db.dialect.name)}
     return SchemaState(
         True,
         tuple(sorted(v for v in applied if v in packaged)),
         tuple(sorted(v for v in packaged if v not in applied)),
         tuple(sorted(v for v in applied if v not in packaged)),
-        tuple(sorted(v for v in applied if v in packaged and applied[v] != packaged[v])),
+        tuple(sorted(v for v in applied if v in packaged and not packaged[v].matches(applied[v]))),
     )
 
 
@@ -216,11 +231,11 @@ def _check_project_history(applied: dict[tuple[str, str], str], files: list[Migr
                 expected="every applied migration kept in the migrations folder",
                 remedy="restore the file; applied migrations are never removed (retire rows in a new migration)",
             )
-        if migration.checksum != checksum:
+        if not migration.matches(checksum):
             raise MigrationError(
                 f"applied project migration {version!r} has changed since it was applied",
                 found=f"SHA-256 {migration.checksum[:12]}… in {directory / version}",
-                expected=f"{checksum[:12]}… as recorded",
+                expected=f"{checksum[:12]}… as recorded (line endings aside)",
                 remedy="undo the edit and put the change in a new numbered migration",
             )
 

@@ -299,7 +299,12 @@ class AttemptProcesses:
                 task_id=child.task_id,
             )
             if recorded:
-                self.progress(f"{self.graph.code}: attempt {attempt_id} TIMED_OUT after {seconds}s")
+                number = row.attempt_number if row is not None else "?"
+                task = self.graph.tasks[child.task_id].code
+                self.progress(
+                    f"{self.graph.code}.{task}: attempt {number} TIMED_OUT after {seconds} s (TASK_TIMEOUT_SECONDS); "
+                    "stopping its task process"
+                )
             signal_group(child.pid, child.start, signal.SIGTERM)
             self.stopping[attempt_id] = (child, now + STOP_GRACE_SECONDS)
         for attempt_id, (child, kill_at) in list(self.stopping.items()):

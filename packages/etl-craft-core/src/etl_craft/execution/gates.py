@@ -182,7 +182,7 @@ def judge(conn: sa.Connection, edge: GateEdge) -> Verdict:
         else f"{status} with {candidate.rows_written or 0} rows written"
     )
     if not _meets(edge, status, candidate.rows_written):
-        return Verdict(edge, Answer.UNSATISFIED, f"{subject} ended {shown}, which does not satisfy a {what}")
+        return Verdict(edge, Answer.UNSATISFIED, f"{subject} ended {shown}, which does not satisfy the {what}")
     consumed = _last_consumed(conn, edge)
     selected = (candidate.pipeline_run_id, candidate.output_revision)
     if consumed is not None:

@@ -47,22 +47,25 @@ class ReconcileReport:
     notes: tuple[str, ...] = field(default=())
 
 
-def _owner_gone(owner_text: str | None, lease: datetime | None, now: datetime) -> bool:
+def _why_gone(owner_text: str | None, lease: datetime | None, now: datetime) -> str | None:
+    """How the owner is known to be gone (the end of a sentence about it), or None while it may live.
+
+    A dead process on this host is known at once, while its lease may still run: the reason then
+    names the process, never a lease time that has not come yet.
+    """
     owner = OwnerId.parse(owner_text or "")
     if owner is not None and owner.verifiably_dead():
-        return True
+        return f"is gone: its process {owner.pid} no longer runs on {owner.host}"
     if lease is None:
-        return True
-    if owner is not None and owner.host != socket.gethostname():
-        return lease + timedelta(seconds=LEASE_SECONDS) < now
-    return lease < now
+        return "holds it without a lease"
+    grace = LEASE_SECONDS if owner is not None and owner.host != socket.gethostname() else 0
+    if lease + timedelta(seconds=grace) < now:
+        return f"stopped renewing its lease, which expired at {lease:%Y-%m-%d %H:%M:%S}Z"
+    return None
 
 
-def _lose(db: EngineDb, attempt: AttemptRow, now: datetime) -> LostAttempt | None:
-    when = f"{attempt.lease_expires_at:%Y-%m-%d %H:%M:%S}Z" if attempt.lease_expires_at else "its claim"
-    message = (
-        f"attempt {attempt.attempt_number} was lost: owner {attempt.owner_id} stopped renewing its lease at {when}"
-    )
+def _lose(db: EngineDb, attempt: AttemptRow, why: str, now: datetime) -> LostAttempt | None:
+    message = f"attempt {attempt.attempt_number} was lost: owner {attempt.owner_id} {why}"
     try:
         with db.write() as conn:
             transitions.lose_attempt(
@@ -89,7 +92,7 @@ def _release_abandoned_runs(db: EngineDb, now: datetime, pipeline_id: int | None
         candidates = conn.execute(query).all()
     released = []
     for run_id, owner, lease in candidates:
-        if not _owner_gone(owner, lease, now):
+        if _why_gone(owner, lease, now) is None:
             continue
         with db.write() as conn:
             live = conn.execute(
@@ -120,11 +123,12 @@ def reconcile(db: EngineDb, *, pipeline_id: int | None = None, task_id: int | No
             owned = [a for a in owned if a.task_run_id in ids]
     lost, live = [], 0
     for attempt in owned:
-        if _owner_gone(attempt.owner_id, attempt.lease_expires_at, now):
-            found = _lose(db, attempt, now)
-            if found:
-                lost.append(found)
-        else:
+        why = _why_gone(attempt.owner_id, attempt.lease_expires_at, now)
+        if why is None:
             live += 1
+            continue
+        found = _lose(db, attempt, why, now)
+        if found:
+            lost.append(found)
     released = _release_abandoned_runs(db, now, pipeline_id) if task_id is None else []
     return ReconcileReport(tuple(lost), tuple(released), live)

@@ -445,8 +445,17 @@ class RunSupervisor:
         self._last_reconcile = now
         report = reconcile(self.db, pipeline_id=self.graph.pipeline.pipeline_id)
         for lost in report.lost:
-            self.progress(f"{self.graph.code}: {lost.message}")
+            self.progress(f"{self._lost_task(lost.task_run_id)}: {lost.message}")
             self.alerts(AlertEvent.ATTEMPT_LOST, attempt_id=lost.attempt_id, error=lost.message)
+
+    def _lost_task(self, task_run_id: int) -> str:
+        """`PIPE.task` of a lost attempt for its progress line, with its run when it is not this one."""
+        with self.db.read() as conn:
+            row = runlog.task_run(conn, task_run_id)
+        if row is None or row.task_id not in self.graph.tasks:
+            return self.graph.code
+        label = f"{self.graph.code}.{self.graph.tasks[row.task_id].code}"
+        return label if row.pipeline_run_id == self.run_id else f"{label} (run {row.pipeline_run_id})"
 
     # --- ending ----------------------------------------------------------------------------------
 

@@ -37,6 +37,9 @@ VARIABLE_TEXT_LIMIT = 1000
 RESULT_SHAPE = (
     "ScriptResult(row_count=<int ≥ 0>, offset=<Offset or None>, variables=<mapping of names to values or None>)"
 )
+# The two steps a script's exception can interrupt, and where each says the exception was raised.
+IMPORTING, RUNNING = "importing the script", "running run"
+_FAILURE_PLACES = {IMPORTING: "while importing the script", RUNNING: "in run"}
 
 
 def input_params(text: str | None) -> dict[str, Any]:
@@ -188,11 +191,20 @@ def _failure(exc: Exception, ctx: TaskContext, path: Path, relative: str, step: 
     if isinstance(exc, EtlCraftError):
         return exc
     message = one_line(str(exc), 1000)
+    found = f"{type(exc).__name__} raised {_FAILURE_PLACES[step]}" + (f": {message}" if message else "")
+    if step == IMPORTING:
+        return HandlerError(
+            f"ingestion script {relative}",
+            found=found,
+            expected="the script to import without an exception",
+            remedy="see the traceback in the attempt log, fix the script or what it imports, then rerun the task",
+        )
+    # Raising is how a script fails its task on purpose: say so, rather than that it broke the contract.
     return HandlerError(
         f"ingestion script {relative}",
-        found=f"{type(exc).__name__} while {step}" + (f": {message}" if message else ""),
-        expected="run to return a ScriptResult",
-        remedy="see the traceback in the attempt log, fix the script or its source, then rerun",
+        found=found,
+        expected="run to finish without an exception (raising one is how a script fails its task)",
+        remedy="the script failed the task: see its traceback in the attempt log, fix the cause, then rerun the task",
     )
 
 
@@ -226,7 +238,7 @@ def run(ctx: TaskContext) -> HandlerResult:
         except SystemExit as exc:
             raise _exit_error(exc, relative, "while the script was imported") from None
         except Exception as exc:
-            raise _failure(exc, ctx, path, relative, "importing the script") from None
+            raise _failure(exc, ctx, path, relative, IMPORTING) from None
         script_run, takes_task = find_run(module, relative)
         quiet_url_loggers()  # again: the script's imports may have set a library's level (S2.G.9)
         task = ScriptTask(
@@ -255,6 +267,6 @@ def run(ctx: TaskContext) -> HandlerResult:
         except SystemExit as exc:
             raise _exit_error(exc, relative, "inside run") from None
         except Exception as exc:
-            raise _failure(exc, ctx, path, relative, "running run") from None
+            raise _failure(exc, ctx, path, relative, RUNNING) from None
     _refuse_awaitable(result, relative)
     return check_result(result, ctx, relative)

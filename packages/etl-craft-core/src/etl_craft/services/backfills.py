@@ -56,11 +56,26 @@ def parse_range(text: str) -> tuple[date, date]:
     try:
         first, last = date.fromisoformat(first_text), date.fromisoformat(last_text)
     except ValueError:
-        raise UsageError("--backfill", found=repr(text), expected="FROM:TO as YYYY-MM-DD:YYYY-MM-DD") from None
+        raise UsageError(
+            "--backfill",
+            found=repr(text),
+            expected="FROM:TO as YYYY-MM-DD:YYYY-MM-DD",
+            remedy="write both dates, e.g. --backfill 2026-10-01:2026-10-07",
+        ) from None
     if not sep or last < first:
-        raise UsageError("--backfill", found=repr(text), expected="a first date no later than the last")
+        raise UsageError(
+            "--backfill",
+            found=repr(text),
+            expected="a first date no later than the last",
+            remedy="give the earlier date first",
+        )
     if (last - first).days + 1 > MAX_DATES:
-        raise UsageError("--backfill", found=f"{(last - first).days + 1} dates", expected=f"at most {MAX_DATES}")
+        raise UsageError(
+            "--backfill",
+            found=f"{(last - first).days + 1} dates",
+            expected=f"at most {MAX_DATES}",
+            remedy=f"split the range into backfills of at most {MAX_DATES} dates",
+        )
     return first, last
 
 

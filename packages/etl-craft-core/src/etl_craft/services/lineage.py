@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from etl_craft.core.errors import EtlCraftError, UsageError
+from etl_craft.core.text import close_matches, did_you_mean
 from etl_craft.engine.tables import aud_column_lineage
 from etl_craft.handlers.sql.catalog import SqlTaskRow, active_tasks, key_of
 from etl_craft.handlers.sql.lineage import LINEAGE_TOKENS, Edge, Trace, cache_key, trace
@@ -221,6 +222,48 @@ def _column_tree(tasks: list[TaskLineageView], table: str, column: str, depth: i
     return lines
 
 
+def _unknown_name_note(tasks: list[TaskLineageView]) -> str:
+    untraced = sum(1 for t in tasks if not t.traced)
+    return f" ({untraced} SQL task(s) could not be traced, so what they read is not known)" if untraced else ""
+
+
+def _near_tables(table: str, tables: set[str]) -> str:
+    """A 'did you mean' hint: by table name among the tables of the same schema, when it has any."""
+    schema, _, name = table.rpartition(".")
+    same = {t.rpartition(".")[2]: t for t in tables if t.rpartition(".")[0] == schema}
+    near = [same[n] for n in close_matches(name, same)] if same else close_matches(table, tables)
+    return f" (did you mean {', '.join(near)}?)" if near else ""
+
+
+def _check_known(tasks: list[TaskLineageView], table: str, column: str | None) -> None:
+    """Refuse a table or column no SQL task writes or reads, so a typo never looks like a name with no lineage.
+
+    A column of a table written by a task that could not be traced is not judged: its columns are unknown.
+    """
+    tables = {t.target for t in tasks} | {name for t in tasks for name in t.source_tables}
+    if table not in tables:
+        raise UsageError(
+            f"--table {table}",
+            found="no active SQL task writing or reading it" + _unknown_name_note(tasks),
+            expected="a table an active SQL task writes (its TARGET_OBJECT) or reads, as schema.table",
+            remedy="name one of them" + (_near_tables(table, tables) or "; etl-craft lineage lists them"),
+        )
+    writers = [t for t in tasks if t.target == table]
+    if column is None or any(not t.traced for t in writers):
+        return
+    columns = {e.target_column for t in writers for e in t.edges} | {
+        e.source_column for t in tasks for e in t.edges if e.source_object == table and e.source_column
+    }
+    if column not in columns:
+        raise UsageError(
+            f"--column {column}",
+            found=f"no active SQL task writing or reading {table}.{column}" + _unknown_name_note(tasks),
+            expected=f"a column of {table} that an active SQL task writes or reads",
+            remedy="name one of them"
+            + (did_you_mean(column, columns) or f"; etl-craft lineage --table {table} lists the tasks around it"),
+        )
+
+
 def lineage(
     ctx: OperationContext,
     *,
@@ -243,6 +286,7 @@ def lineage(
     tree: list[TreeLine] = []
     wanted = table.lower() if table else None
     if wanted:
+        _check_known(tasks, wanted, column.lower() if column else None)
         for direction in directions:
             if column:
                 tree += _column_tree(tasks, wanted, column.lower(), depth, direction)

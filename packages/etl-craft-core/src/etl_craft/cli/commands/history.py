@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from etl_craft.cli.commands.run import add_run_selector
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit
-from etl_craft.cli.text import ABSENT, compact_json, first_line, rows, when
+from etl_craft.cli.text import ABSENT, compact_json, first_line, rows
 from etl_craft.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ def history_text(view: HistoryView) -> list[str]:
             [
                 "PIPELINE_RUN_ID",
                 "STATUS",
+                "TRIGGER_KIND",
                 "RUN_DATE",
                 "START_DATE",
                 "END_DATE",
@@ -46,7 +47,8 @@ def history_text(view: HistoryView) -> list[str]:
                 [
                     r.pipeline_run_id,
                     r.status,
-                    when(r.run_date) + (" (backfill)" if r.trigger_kind == "BACKFILL" else ""),
+                    r.trigger_kind,
+                    r.run_date,
                     r.start_date,
                     r.end_date,
                     r.sla_status,
@@ -57,10 +59,12 @@ def history_text(view: HistoryView) -> list[str]:
             ],
         )
     else:
+        trigger_kinds: dict[int | None, str] = {r.pipeline_run_id: r.trigger_kind for r in view.runs}
         lines = rows(
             [
                 "PIPELINE_RUN_ID",
                 "STATUS",
+                "TRIGGER_KIND",
                 "ATTEMPTS",
                 "SOURCE_COUNT",
                 "TARGET_COUNT",
@@ -72,6 +76,7 @@ def history_text(view: HistoryView) -> list[str]:
                 [
                     t.pipeline_run_id,
                     t.status,
+                    trigger_kinds.get(t.pipeline_run_id),
                     t.attempt_count,
                     t.source_count,
                     t.target_count,

@@ -231,7 +231,7 @@ def check_read_only(sql: str, sqlglot_dialect: str, where: str, state_changing: 
     if not isinstance(statement, readable):
         raise SqlGuardError(
             where,
-            found=f"a {statement.key.upper()} statement",
+            found=f"a statement that is not a query ({statement.key.upper()})",
             expected="one read-only SELECT, WITH, TABLE or VALUES statement",
             remedy="etl-craft writes the target itself: give the SELECT whose rows the action writes",
         )
@@ -241,7 +241,7 @@ def check_read_only(sql: str, sqlglot_dialect: str, where: str, state_changing: 
             label = "SELECT ... INTO" if isinstance(node, exp.Into) else node.key.upper()
             raise SqlGuardError(
                 where,
-                found=f"a {label} inside the query",
+                found=f"{label} inside the query",
                 expected="a query that only reads",
                 remedy="remove the data-changing part; etl-craft writes the target itself",
             )

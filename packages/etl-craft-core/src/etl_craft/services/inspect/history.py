@@ -81,7 +81,12 @@ def run_history(
     """The newest `limit` runs (all with None, or the one the selector names), optionally one task's
     row in each, and the interventions in those runs."""
     if limit is not None and limit < 1:
-        raise UsageError("--limit", found=str(limit), expected="a whole number of at least 1", remedy="or use --all")
+        raise UsageError(
+            "--limit",
+            found=str(limit),
+            expected="a whole number of at least 1",
+            remedy="give a limit of 1 or more, or use --all for every run",
+        )
     task_rows: dict[int, TaskRunRow] = {}
     with ctx.db.snapshot() as conn:
         pipeline = runlog.find_pipeline(conn, pipeline_code)

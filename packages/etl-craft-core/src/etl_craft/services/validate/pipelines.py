@@ -210,7 +210,7 @@ def check_pipeline_dependencies(project: Project, findings: Findings) -> None:
                 code,
                 None,
                 "pipeline dependency",
-                found=f"a {row['dependency_type']} dependency on {target.code}, which is retired (ACTIVE_FLAG N)",
+                found=f"the {row['dependency_type']} dependency on {target.code}, which is retired (ACTIVE_FLAG N)",
                 expected="dependencies on active pipelines",
                 remedy=f"retire the dependency, or reactivate {target.code}",
             )
