@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from etl_craft.core.enums import MigrationSource
 from etl_craft.core.errors import EngineDbError, MigrationError
+from etl_craft.core.text import not_utf8, one_line
 from etl_craft.engine import locks
 from etl_craft.engine.database import EngineDb, recording_migration
 from etl_craft.engine.tables import schema_migrations
@@ -69,34 +70,77 @@ def project_migrations(directory: Path) -> list[MigrationFile]:
                 remedy="rename it, for example 0001_create_sales_pipeline.sql",
             )
         data = path.read_bytes()
-        found.append(MigrationFile(MigrationSource.PROJECT, path.name, _checksum(data), data.decode("utf-8-sig")))
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise MigrationError(
+                f"project migration {path}",
+                found=not_utf8(data, exc),
+                expected="SQL text in UTF-8",
+                remedy="save the file as UTF-8 (nothing of it was applied)",
+            ) from None
+        found.append(MigrationFile(MigrationSource.PROJECT, path.name, _checksum(data), text))
     return found
 
 
-def split_sqlite_script(sql: str) -> Iterator[str]:
-    """Statements of a SQLite script; triggers and quoted semicolons are kept whole."""
-    buffer = ""
-    for piece in sql.split(";"):
-        buffer += piece + ";"
-        if sqlite3.complete_statement(buffer):
-            statement = buffer.strip()
-            buffer = ""
-            if statement.strip(";").strip() and not _only_comments(statement):
-                yield statement
-    if buffer.strip(";").strip() and not _only_comments(buffer):
-        yield buffer.strip()
+@dataclass(frozen=True)
+class Statement:
+    """One statement of a script: its number in the file, the line it starts on, its text."""
+
+    number: int
+    line: int
+    sql: str
+
+    def describe(self) -> str:
+        return f"statement {self.number} (line {self.line}: {one_line(self.sql, 60)})"
 
 
-def _only_comments(statement: str) -> bool:
-    lines = [ln.strip() for ln in statement.splitlines()]
-    return all(not ln or ln.startswith("--") or ln == ";" for ln in lines)
+class StatementFailed(Exception):
+    """A statement of a script failed: which one, and what the database said about it."""
+
+    def __init__(self, statement: Statement, detail: str) -> None:
+        super().__init__(f"{statement.describe()}: {detail}")
+        self.statement = statement
+        self.detail = detail
+
+
+_LEADING = re.compile(r"(?:\s+|--[^\n]*|/\*.*?\*/)*", re.S)  # blanks and comments before a statement
+
+
+def split_sqlite_script(sql: str) -> Iterator[Statement]:
+    """Statements of a SQLite script, numbered, with the line each starts on (after the blanks and
+    comments before it); triggers and quoted semicolons are kept whole."""
+    buffer, start, number = "", 0, 0
+    pieces = sql.split(";")
+    for index, piece in enumerate(pieces):
+        last = index == len(pieces) - 1
+        buffer += piece if last else piece + ";"
+        if not (last or sqlite3.complete_statement(buffer)):
+            continue
+        lead = _LEADING.match(buffer)
+        offset = lead.end() if lead else 0
+        if buffer[offset:].strip(";").strip():
+            number += 1
+            yield Statement(number, sql.count("\n", 0, start + offset) + 1, buffer[offset:].strip())
+        start += len(buffer)
+        buffer = ""
 
 
 def execute_script(conn: sa.Connection, dialect: str, sql: str) -> None:
-    """Run a whole SQL script inside the connection's open transaction."""
+    """Run a whole SQL script inside the connection's open transaction.
+
+    On SQLite, statement by statement: a failure raises StatementFailed naming the statement, its
+    line and, for a CHECK or foreign key, the constraint and the values of the rows that break it.
+    """
     if dialect == "sqlite":
+        from etl_craft.engine import sqlite_constraints
+
         for statement in split_sqlite_script(sql):
-            conn.exec_driver_sql(statement)
+            try:
+                conn.exec_driver_sql(statement.sql)
+            except sa.exc.DBAPIError as exc:
+                explained = sqlite_constraints.explain(conn, statement.sql, exc.orig) if exc.orig else None
+                raise StatementFailed(statement, explained or str(exc.orig or exc).strip()) from exc
     else:
         import psycopg
 
@@ -303,11 +347,13 @@ def _apply(db: EngineDb, migration: MigrationFile) -> None:
         with recording_migration(marker), db.write() as conn:
             execute_script(conn, db.dialect, migration.sql)
             _record(conn, migration)
-    except sa.exc.DBAPIError as exc:
-        detail = str(exc.orig).strip() if exc.orig else str(exc)
+    except (sa.exc.DBAPIError, StatementFailed) as exc:
+        where, detail = (
+            (f", {exc.statement.describe()},", exc.detail) if isinstance(exc, StatementFailed) else ("", str(exc.orig))
+        )
         raise MigrationError(
-            f"{migration.source.value.lower()} migration {migration.version!r} failed and was rolled back",
-            found=detail,
+            f"{migration.source.value.lower()} migration {migration.version!r}{where} failed and was rolled back",
+            found="; ".join(line.strip() for line in detail.splitlines() if line.strip()),
             expected="every statement of the file to succeed",
             remedy="fix the file (it was not recorded as applied) and run etl-craft migrate again",
         ) from exc
