@@ -105,11 +105,19 @@ def test_codes_no_code_resembles_are_usage_errors_and_near_misses_are_looked_up(
     assert near.returncode == 4 and "Did you mean P?" in near.stderr
 
 
-def test_a_path_no_file_system_holds_is_a_usage_error(project_p: Harness) -> None:
-    for argv in (["list", "--config", "x" * 300], ["migrate", "--migrations-dir", "a/" + "b" * 256]):
+def test_a_path_no_file_system_holds_or_with_control_characters_is_a_usage_error(project_p: Harness) -> None:
+    for argv in (
+        ["list", "--config", "x" * 300],
+        ["migrate", "--migrations-dir", "a/" + "b" * 256],
+        ["demo", "new\x1b[2J"],
+    ):
         result = project_p.cli(*argv)
         assert result.returncode == 2, result
-        assert "expected a path without NUL characters, of at most 4095 bytes and 255 bytes per name" in result.stderr
+        assert "expected a path without control characters, of at most 4095 bytes and 255 bytes per name" in (
+            result.stderr
+        )
+        assert "\x1b" not in result.stderr
+    assert not (project_p.root / "new\x1b[2J").exists()
 
 
 def test_arguments_that_are_not_utf8_are_refused_naming_the_flag(project_p: Harness) -> None:

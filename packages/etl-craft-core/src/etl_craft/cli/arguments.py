@@ -53,13 +53,14 @@ def code(text: str) -> str:
 
 def path(text: str) -> str:
     """A file or folder path: refused when no file system could hold it (the error would name the
-    operating system's complaint instead of the flag)."""
+    operating system's complaint instead of the flag), or when it holds control characters, which
+    every message naming the path would have to carry."""
     encoded = text.encode("utf-8", "surrogateescape")
     too_long = len(encoded) >= PATH_MAX or any(len(part) > NAME_MAX for part in encoded.split(b"/"))
-    if "\x00" in text or too_long or not text:
+    if has_control(text) or too_long or not text:
         raise argparse.ArgumentTypeError(
-            f"found {shown(text)}; expected a path without NUL characters, of at most {PATH_MAX - 1} bytes "
-            f"and {NAME_MAX} bytes per name"
+            f"found {shown(text)}; expected a path without control characters, of at most {PATH_MAX - 1} "
+            f"bytes and {NAME_MAX} bytes per name"
         )
     return text
 
