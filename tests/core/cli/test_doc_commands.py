@@ -26,7 +26,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from etl_craft.cli.commands import CORE_COMMANDS
-from etl_craft.cli.main import build_parser, contributed_commands
+from etl_craft.cli.main import BadArguments, build_parser, contributed_commands
 
 pytestmark = pytest.mark.unit
 
@@ -198,12 +198,11 @@ def command_lines(synopsis: str) -> list[list[str]]:
 def parse_error(arguments: list[str]) -> str | None:
     """What the real parser says about an argument list, or None when it accepts it."""
     parser = build_parser([*CORE_COMMANDS, *contributed_commands()])
-    stderr = io.StringIO()
     try:
-        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             args = parser.parse_args(arguments)
-    except SystemExit:
-        return stderr.getvalue().strip().splitlines()[-1]
+    except BadArguments as refused:
+        return refused.message
     return None if getattr(args, "command", None) else "no command named"
 
 

@@ -144,5 +144,7 @@ def test_a_config_that_is_not_utf8_is_refused(tmp_path):
     path.write_bytes(b"Orchestration:\n  Name: \xff\xfe\n")
     with pytest.raises(ConfigurationError) as caught:
         load_config(path, {})
-    assert f"{path}: cannot be read" in str(caught.value)
-    assert "UnicodeDecodeError" in str(caught.value)
+    assert str(caught.value) == (
+        f"{path}: cannot be read: found bytes that are not UTF-8 at line 2, column 9 (byte 0xff); "
+        "expected a UTF-8 text file. Save it as UTF-8"
+    )

@@ -84,3 +84,30 @@ def test_a_key_that_is_not_text_is_refused():
     with pytest.raises(ConfigurationError) as caught:
         parse_yaml("Engine:\n  ? [a, b]\n  : 1\n", "craft-connector.yml")
     assert "Engine (line 2): a key that is not plain text" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "Engine:\n  schema: ma\x1bin\n",
+            "craft-connector.yml (line 2, column 13): not valid YAML: found the character U+001B; expected printable "
+            "text (YAML allows no control characters but tab and line breaks)",
+        ),
+        (
+            "Engine:\n  schema: " + "[" * 3000 + "]" * 3000 + "\n",
+            "craft-connector.yml: not valid YAML for etl-craft: found lists or mappings nested hundreds of levels "
+            "deep; expected the few levels craft-connector.yml has",
+        ),
+        (
+            "Orchestration:\n  Retries: " + "9" * 5000 + "\n",
+            "craft-connector.yml: a value that can't be read: found Exceeds the limit (4300 digits) for integer "
+            "string conversion: value has 5000 digits; expected numbers of a sensible size",
+        ),
+    ],
+    ids=["control character", "deep nesting", "huge number"],
+)
+def test_yaml_python_cant_hold_is_a_configuration_error(text: str, message: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        parse_yaml(text, "craft-connector.yml")
+    assert caught.value.message.startswith(message)

@@ -303,6 +303,18 @@ def test_export_refuses_to_overwrite_without_force_and_json_names_the_files(smal
     assert cli(small, "config", "export", "--force").returncode == 0
 
 
+def test_export_to_a_folder_that_cant_be_written_names_it(small: Project) -> None:
+    result = cli(small, "config", "export", "--config-dir", "craft-connector.yml", "--format", "json")
+    assert result.returncode == 25, result
+    folder = small.root / "craft-connector.yml"
+    assert result.json()["message"] == (
+        f"the configuration folder {folder}: found a folder that can't be written (File exists: {folder}); "
+        "expected a folder (or a place for a new one) you can write. Choose another --config-dir, or correct "
+        "the permissions"
+    )
+    assert folder.read_text(encoding="utf-8").startswith("Secrets:")  # the file it named is untouched
+
+
 def test_the_demo_round_trips_with_no_change(project: Project) -> None:
     demo = resources.files("etl_craft") / "demo" / "project"
     with resources.as_file(demo) as source:

@@ -137,6 +137,18 @@ def test_an_existing_folder_is_refused_and_left_alone(tmp_path: Path) -> None:
     assert json.loads(json_result.stdout)["schema"] == "etl-craft/error/1"
 
 
+def test_a_folder_that_cant_be_written_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
+    result = run_cli("demo", "a-file/demo", env=demo_env(), cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, ""), str(result)
+    assert result.stderr.splitlines()[-1] == (
+        f"error: etl-craft demo a-file/demo: found {tmp_path / 'a-file' / 'demo'}, which can't be written "
+        "(Not a directory); expected a new or empty folder to write the demo project into. "
+        "Name a folder you can write"
+    )
+    assert (tmp_path / "a-file").read_text(encoding="utf-8") == "not a folder"
+
+
 def test_the_default_folder_is_never_one_that_exists(tmp_path: Path) -> None:
     assert choose_folder(None, tmp_path) == tmp_path / "etl-craft-demo"
     (tmp_path / "etl-craft-demo").mkdir()

@@ -258,7 +258,7 @@ def test_a_record_a_crlf_checkout_made_before_the_rule_still_matches(engine_db, 
 
 
 def test_a_packaged_migration_recorded_from_a_crlf_checkout_is_current(engine_db) -> None:
-    [first, *_] = migrations.packaged_migrations(engine_db.dialect)
+    [first, *_] = migrations.packaged_migrations(engine_db.dialect.name)
     assert first.checksum != first.crlf_checksum
     with writing_for("retention"), engine_db.write() as conn:
         conn.execute(

@@ -27,7 +27,14 @@ def test_numbers_drop_a_zero_fraction() -> None:
 
 
 def test_a_cell_never_breaks_the_tab_separated_line() -> None:
-    assert cell("a\tb\nc  d") == "a b c d"
+    # Line breaks and tabs are shown as escapes (what was stored stays visible); runs of spaces are one.
+    assert cell("a\tb\nc  d") == "a\\tb\\nc d"
     assert cell({"b": 1, "a": None}) == '{"a":null,"b":1}'
-    assert first_line("\n  boom: the feed\tis down\nTraceback (most recent call last):\n") == "boom: the feed is down"
+    assert first_line("\n  boom: the feed  is down\nTraceback (most recent call last):\n") == "boom: the feed is down"
     assert first_line(None) == "-"
+
+
+def test_a_cell_escapes_what_a_terminal_would_act_on() -> None:
+    assert cell("\x1b[2J\x1b[31mred\x9b\u202eevil\x00") == "\\x1b[2J\\x1b[31mred\\x9b\\u202eevil\\x00"
+    assert cell({"reason": "\x1b]0;title\x07"}) == '{"reason":"\\u001b]0;title\\u0007"}'
+    assert cell("caf\u00e9 \u4e2d\u6587") == "caf\u00e9 \u4e2d\u6587"

@@ -411,7 +411,8 @@ def test_a_sql_file_that_is_not_utf8_fails(vp: ValidateProject) -> None:
         vp.check(),
         "FAIL",
         "sales.t",
-        "SOURCE_SQL_FILE='latin.sql': found a file that can't be read",
+        f"SOURCE_SQL_FILE='latin.sql': found {vp.root / 'sql_files' / 'latin.sql'}: bytes that are not UTF-8 "
+        "at line 1, column 12 (byte 0xe9); expected SQL text in UTF-8",
         "save it as UTF-8",
     )
 

@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from etl_craft.cli.arguments import path
+
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -30,7 +32,7 @@ def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> No
         return argparse.SUPPRESS if suppress else value
 
     group = parser.add_argument_group("global options")
-    group.add_argument("--config", metavar="PATH", default=default(None), help="craft-connector.yml to use")
+    group.add_argument("--config", type=path, metavar="PATH", default=default(None), help="craft-connector.yml to use")
     group.add_argument(
         "--log-level",
         type=str.upper,

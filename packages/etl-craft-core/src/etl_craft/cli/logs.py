@@ -8,6 +8,7 @@ import sys
 
 from etl_craft.core.clock import utc_now
 from etl_craft.core.redaction import quiet_url_loggers
+from etl_craft.core.text import printable
 
 
 class _JsonFormatter(logging.Formatter):
@@ -26,6 +27,13 @@ class _JsonFormatter(logging.Formatter):
         return json.dumps(doc, default=str)
 
 
+class _TextFormatter(logging.Formatter):
+    """One line per record: what a message carries (a reason, a code someone typed) is escaped."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return printable(super().formatMessage(record))
+
+
 def configure_logging(level: str, fmt: str) -> None:
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
@@ -34,7 +42,7 @@ def configure_logging(level: str, fmt: str) -> None:
     if fmt == "json":
         handler.setFormatter(_JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(_TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(numeric)

@@ -1,5 +1,6 @@
 """Text cells for the inspection commands: an absent value is `-`, times are UTC to the second, and a
-cell never holds a tab or a line break (the output is tab-separated)."""
+cell never holds a tab or a line break (the output is tab-separated): control characters are escaped
+(a reason's line break shows as \\n) and runs of spaces are one space."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from etl_craft.cli.output import table
 from etl_craft.core.clock import as_utc
+from etl_craft.core.text import printable
 
 if TYPE_CHECKING:
     from etl_craft.services.views import RunView
@@ -52,7 +54,7 @@ def cell(value: Any) -> str:
         return number(value)
     if isinstance(value, dict | list):
         return compact_json(value)
-    return " ".join(str(value).split())
+    return " ".join(printable(str(value)).split())
 
 
 def first_line(text: str | None) -> str:

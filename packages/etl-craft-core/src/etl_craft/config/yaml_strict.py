@@ -17,6 +17,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from etl_craft.core.errors import ConfigurationError
+from etl_craft.core.text import not_utf8
 
 KeyPath = tuple[str, ...]
 
@@ -135,10 +136,34 @@ class StrictLoader(yaml.SafeLoader):
 
 def parse_yaml(text: str, source_name: str) -> YamlDocument:
     """Parse one YAML document strictly; `source_name` prefixes every message."""
-    loader = StrictLoader(text, source_name)
+    try:
+        loader = StrictLoader(text, source_name)  # its reader refuses control characters at once
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - text.rfind("\n", 0, exc.position)
+        raise ConfigurationError(
+            f"{source_name} (line {line}, column {column}): not valid YAML",
+            found=f"the character U+{exc.character:04X}" if isinstance(exc.character, int) else str(exc.reason),
+            expected="printable text (YAML allows no control characters but tab and line breaks)",
+            remedy="remove the character, or write it as an escape in a double-quoted string",
+        ) from None
     try:
         node = loader.get_single_node()
         data = None if node is None else loader.construct_document(node)
+    except ValueError as exc:  # a number YAML reads but Python won't convert (thousands of digits)
+        raise ConfigurationError(
+            f"{source_name}: a value that can't be read",
+            found=str(exc).split(";")[0],
+            expected="numbers of a sensible size",
+            remedy="shorten the value, or quote it to make it text",
+        ) from None
+    except RecursionError:
+        raise ConfigurationError(
+            f"{source_name}: not valid YAML for etl-craft",
+            found="lists or mappings nested hundreds of levels deep",
+            expected="the few levels craft-connector.yml has",
+            remedy="remove the nesting",
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
@@ -156,14 +181,22 @@ def parse_yaml(text: str, source_name: str) -> YamlDocument:
 def load_yaml(path: Path) -> YamlDocument:
     """Read and parse a YAML file; an unreadable file is a ConfigurationError naming it."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        data = path.read_bytes()
+        text = data.decode("utf-8-sig")
     except FileNotFoundError:
         raise ConfigurationError(f"{path}: no such file", remedy="check the path or pass --config PATH") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ConfigurationError(
             f"{path}: cannot be read",
-            found=type(exc).__name__ + (f" ({exc.strerror})" if isinstance(exc, OSError) else ""),
+            found=f"{type(exc).__name__} ({exc.strerror})",
             expected="a readable UTF-8 text file",
-            remedy="check the file's permissions and encoding",
+            remedy="check the file's permissions",
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(
+            f"{path}: cannot be read",
+            found=not_utf8(data, exc),
+            expected="a UTF-8 text file",
+            remedy="save it as UTF-8",
         ) from None
     return parse_yaml(text, path.name)

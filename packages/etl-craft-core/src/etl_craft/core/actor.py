@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from etl_craft.core.enums import ActorKind
 from etl_craft.core.errors import ConfigurationError
+from etl_craft.core.text import has_control
 
 MAX_ACTOR_LENGTH = 128
 
@@ -69,11 +70,11 @@ def _check_name(name: str, variable: str) -> str:
             expected=f"at most {MAX_ACTOR_LENGTH}",
             remedy=f"shorten {variable}",
         )
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+    if has_control(name):  # C0 and C1 controls, bidi overrides, bytes that are not UTF-8
         raise ConfigurationError(
             f"environment variable {variable}",
             found=f"{name!r}, which holds control characters",
-            expected="printable text",
+            expected="printable UTF-8 text",
             remedy=f"remove the control characters from {variable}",
         )
     return name

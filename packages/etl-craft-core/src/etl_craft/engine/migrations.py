@@ -19,8 +19,10 @@ import sqlalchemy as sa
 
 from etl_craft.core.enums import MigrationSource
 from etl_craft.core.errors import EngineDbError, MigrationError
+from etl_craft.core.text import not_utf8
 from etl_craft.engine import locks
 from etl_craft.engine.database import EngineDb, recording_migration
+from etl_craft.engine.scripts import StatementFailed
 from etl_craft.engine.tables import schema_migrations
 
 PROJECT_FILE = re.compile(r"^\d{4}_[A-Za-z0-9][A-Za-z0-9_.-]*\.sql$")
@@ -88,7 +90,16 @@ def project_migrations(directory: Path) -> list[MigrationFile]:
                 remedy="rename it, for example 0001_create_sales_pipeline.sql",
             )
         data = path.read_bytes()
-        found.append(_migration_file(MigrationSource.PROJECT, path.name, data, data.decode("utf-8-sig")))
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise MigrationError(
+                f"project migration {path}",
+                found=not_utf8(data, exc),
+                expected="SQL text in UTF-8",
+                remedy="save the file as UTF-8 (nothing of it was applied)",
+            ) from None
+        found.append(_migration_file(MigrationSource.PROJECT, path.name, data, text))
     return found
 
 
@@ -293,11 +304,13 @@ def _apply(db: EngineDb, migration: MigrationFile) -> None:
             else:
                 db.dialect.execute_script(conn, migration.sql)
             _record(conn, migration)
-    except sa.exc.DBAPIError as exc:
-        detail = str(exc.orig).strip() if exc.orig else str(exc)
+    except (sa.exc.DBAPIError, StatementFailed) as exc:
+        where, detail = (
+            (f", {exc.statement.describe()},", exc.detail) if isinstance(exc, StatementFailed) else ("", str(exc.orig))
+        )
         raise MigrationError(
-            f"{migration.source.value.lower()} migration {migration.version!r} failed and was rolled back",
-            found=detail,
+            f"{migration.source.value.lower()} migration {migration.version!r}{where} failed and was rolled back",
+            found="; ".join(line.strip() for line in detail.splitlines() if line.strip()),
             expected="every statement of the file to succeed",
             remedy="fix the file (it was not recorded as applied) and run etl-craft migrate again",
         ) from exc

@@ -295,7 +295,15 @@ def run_demo(
     started = time.monotonic()
     folder = choose_folder(target, cwd or Path.cwd())
     step = _Steps(listener)
-    files = write_project(folder)
+    try:
+        files = write_project(folder)
+    except OSError as exc:
+        raise UsageError(
+            f"etl-craft demo {target or ''}".rstrip(),
+            found=f"{folder}, which can't be written ({exc.strerror})",
+            expected="a new or empty folder to write the demo project into",
+            remedy="name a folder you can write",
+        ) from None
     step(f"wrote the demo project to {folder} ({files} files)")
     warehouse = create_warehouse(folder)
     step(f"created the warehouse {warehouse.name}: the schemas and landing tables of {WAREHOUSE_DDL}")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from etl_craft.core.clock import iso
+from etl_craft.core.text import json_printable
 
 
 def plain(value: Any) -> Any:
@@ -40,4 +41,5 @@ def document(kind: str, view: Any, version: int = 1) -> dict[str, Any]:
 
 
 def dumps(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False)
+    """The document's JSON text; characters a terminal would act on are \\u escapes (same values)."""
+    return json_printable(json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False))

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import RunStatus
 from etl_craft.core.errors import ExitCode, MetadataError, RunRefusedError, RunStateError, UsageError
-from etl_craft.core.text import did_you_mean
+from etl_craft.core.text import did_you_mean, operator_text
 from etl_craft.engine import runlog, transitions
 from etl_craft.engine import tables as t
 from etl_craft.engine.runlog import AttemptRow, PipelineRow, RunRow
@@ -34,7 +34,8 @@ OPERATOR_ACTIONS = ("MARK", "NEW_RUN")  # a task row these left is the operator'
 
 
 def required_reason(reason: str | None, command: str) -> str:
-    """Every intervention says why; a blank reason is refused before anything is read."""
+    """Every intervention says why; a blank, overlong or unstorable reason is refused before anything
+    is read."""
     if reason is None or not reason.strip():
         raise UsageError(
             f"etl-craft {command} --reason",
@@ -42,7 +43,7 @@ def required_reason(reason: str | None, command: str) -> str:
             expected="a sentence saying why, recorded with the change",
             remedy=f"add --reason '...' to etl-craft {command}",
         )
-    return reason.strip()
+    return operator_text(reason, f"etl-craft {command} --reason").strip()
 
 
 def local_only(ctx: OperationContext, command: str) -> None:

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 from etl_craft.core.enums import ENDED_WELL
 from etl_craft.core.errors import ExitCode, UsageError
+from etl_craft.core.text import operator_text
 from etl_craft.engine import runlog
 from etl_craft.engine.runlog import PipelineRow
 from etl_craft.execution.graph import Graph
@@ -45,6 +46,8 @@ class RunRequest:
 
     def check(self) -> None:
         """The usage rules of interface §3.1 (exit 2)."""
+        if self.reason is not None:
+            operator_text(self.reason, "etl-craft run --reason")
         rules = [
             (self.ignore_dependencies and self.rerun, "--ignore-dependencies and --rerun can't be combined"),
             (

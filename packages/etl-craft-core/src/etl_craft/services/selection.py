@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from etl_craft.core.errors import ResourceNotFoundError, RunStateError, UsageError
+from etl_craft.core.text import BIGINT_MAX, run_key_text
 from etl_craft.engine import runlog
 from etl_craft.engine.runlog import PipelineRow, RunRow
 
@@ -23,6 +24,10 @@ class RunSelector:
     def __post_init__(self) -> None:
         if self.run_id is not None and self.run_key is not None:
             raise UsageError("--run-id and --run-key", found="both", expected="at most one of them")
+        if self.run_id is not None and not 1 <= self.run_id <= BIGINT_MAX:
+            raise UsageError("--run-id", found=str(self.run_id), expected=f"a run id from 1 to {BIGINT_MAX}")
+        if self.run_key is not None:
+            run_key_text(self.run_key, "--run-key")
 
     @property
     def explicit(self) -> bool:

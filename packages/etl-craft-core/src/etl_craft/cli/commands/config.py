@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from etl_craft.cli.arguments import path
 from etl_craft.cli.framework import Command, add_global_options
 from etl_craft.cli.output import emit
 from etl_craft.core.errors import ExitCode
@@ -15,7 +16,10 @@ if TYPE_CHECKING:
 
 def _config_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--config-dir", metavar="PATH", help="the folder of the six CSV files (default config/ beside the config)"
+        "--config-dir",
+        type=path,
+        metavar="PATH",
+        help="the folder of the six CSV files (default config/ beside the config)",
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from etl_craft.cli.arguments import path
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit, wants_json
 
@@ -12,6 +13,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "dir",
         nargs="?",
+        type=path,
         metavar="DIR",
         help="a new or empty folder for the project (default: a new etl-craft-demo folder in the working folder)",
     )

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from etl_craft.cli.arguments import path
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit, note
 from etl_craft.core.errors import ExitCode
@@ -39,6 +40,7 @@ def _run_init_db(args: argparse.Namespace) -> int:
 def _configure_migrate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--migrations-dir",
+        type=path,
         metavar="PATH",
         help="the project's migrations (default $ETL_CRAFT_MIGRATIONS_DIR, else migrations/ beside the config)",
     )
@@ -67,7 +69,7 @@ def _configure_setup(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the PostgreSQL role and grant statements (SQLite: file permission advice); change nothing",
     )
-    parser.add_argument("--migrations-dir", metavar="PATH", help="the project's migrations (as for migrate)")
+    parser.add_argument("--migrations-dir", type=path, metavar="PATH", help="the project's migrations (as for migrate)")
 
 
 def _run_setup(args: argparse.Namespace) -> int:

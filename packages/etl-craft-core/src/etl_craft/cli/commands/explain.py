@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 
+from etl_craft.cli import arguments
 from etl_craft.cli.commands.run import add_run_selector
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pipeline_code", required=True, metavar="CODE")
-    parser.add_argument("--task_code", required=True, metavar="CODE")
+    parser.add_argument("--pipeline_code", type=arguments.code, required=True, metavar="CODE")
+    parser.add_argument("--task_code", type=arguments.code, required=True, metavar="CODE")
     add_run_selector(parser)
 
 

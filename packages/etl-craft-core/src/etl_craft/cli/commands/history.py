@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from etl_craft.cli import arguments
 from etl_craft.cli.commands.run import add_run_selector
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit
@@ -112,10 +113,10 @@ def history_text(view: HistoryView) -> list[str]:
 
 
 def _configure_history(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pipeline_code", required=True, metavar="CODE")
-    parser.add_argument("--task_code", metavar="CODE", help="one task's row in each run")
+    parser.add_argument("--pipeline_code", type=arguments.code, required=True, metavar="CODE")
+    parser.add_argument("--task_code", type=arguments.code, metavar="CODE", help="one task's row in each run")
     how_many = parser.add_mutually_exclusive_group()
-    how_many.add_argument("--limit", type=int, metavar="N", help="the newest N runs (default 20)")
+    how_many.add_argument("--limit", type=arguments.whole_number(1), metavar="N", help="the newest N runs (default 20)")
     how_many.add_argument("--all", action="store_true", help="every run")
     add_run_selector(parser)
 
@@ -183,7 +184,7 @@ def audit_text(view: AuditView) -> list[str]:
 
 
 def _configure_audit(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pipeline_code", metavar="CODE", help="only what concerns this pipeline")
+    parser.add_argument("--pipeline_code", type=arguments.code, metavar="CODE", help="only what concerns this pipeline")
     parser.add_argument(
         "--since", metavar="WHEN", help="from this ISO date or timestamp on (without an offset it is UTC)"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from etl_craft.cli import arguments
 from etl_craft.cli.commands.run import add_run_selector
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit
@@ -11,12 +12,22 @@ from etl_craft.core.enums import OWN_TASK_END
 
 
 def _configure_mark(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pipeline_code", required=True, metavar="CODE")
-    parser.add_argument("--task_code", metavar="CODE", help="the task to mark; without it the run itself is marked")
-    parser.add_argument("--status", required=True, choices=OWN_TASK_END)
-    parser.add_argument("--reason", required=True, help="why (recorded with the change)")
+    parser.add_argument("--pipeline_code", type=arguments.code, required=True, metavar="CODE")
     parser.add_argument(
-        "--rows", type=int, metavar="N", help="rows the task wrote (HAS_DATA dependents need it to see data)"
+        "--task_code", type=arguments.code, metavar="CODE", help="the task to mark; without it the run itself is marked"
+    )
+    parser.add_argument("--status", required=True, choices=OWN_TASK_END)
+    parser.add_argument(
+        "--reason",
+        type=arguments.reason,
+        required=True,
+        help="why, at most 2,000 characters (recorded with the change)",
+    )
+    parser.add_argument(
+        "--rows",
+        type=arguments.whole_number(0),
+        metavar="N",
+        help="rows the task wrote (HAS_DATA dependents need it to see data)",
     )
     parser.add_argument(
         "--stale",
@@ -57,8 +68,13 @@ def _run_mark(args: argparse.Namespace) -> int:
 
 
 def _configure_run_control(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pipeline_code", required=True, metavar="CODE")
-    parser.add_argument("--reason", required=True, help="why (recorded with the change)")
+    parser.add_argument("--pipeline_code", type=arguments.code, required=True, metavar="CODE")
+    parser.add_argument(
+        "--reason",
+        type=arguments.reason,
+        required=True,
+        help="why, at most 2,000 characters (recorded with the change)",
+    )
     add_run_selector(parser)
 
 
@@ -89,8 +105,12 @@ def _run_reopen(args: argparse.Namespace) -> int:
 
 
 def _configure_reconcile(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pipeline_code", metavar="CODE", help="only this pipeline's runs and attempts")
-    parser.add_argument("--task_code", metavar="CODE", help="only this task's attempts (needs --pipeline_code)")
+    parser.add_argument(
+        "--pipeline_code", type=arguments.code, metavar="CODE", help="only this pipeline's runs and attempts"
+    )
+    parser.add_argument(
+        "--task_code", type=arguments.code, metavar="CODE", help="only this task's attempts (needs --pipeline_code)"
+    )
 
 
 def _run_reconcile(args: argparse.Namespace) -> int:

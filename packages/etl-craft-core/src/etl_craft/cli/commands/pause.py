@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from etl_craft.cli import arguments
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pipeline_code", required=True, metavar="CODE")
-    parser.add_argument("--reason", required=True, help="why (recorded with the pause)")
+    parser.add_argument("--pipeline_code", type=arguments.code, required=True, metavar="CODE")
+    parser.add_argument(
+        "--reason", type=arguments.reason, required=True, help="why, at most 2,000 characters (recorded with the pause)"
+    )
 
 
 def _runner(verb: str) -> Callable[[argparse.Namespace], int]:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 from datetime import date
 
+from etl_craft.cli import arguments
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit, note
 
 
 def add_run_selector(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--run-id", type=int, metavar="N", help="the run to act on, by id")
-    group.add_argument("--run-key", metavar="KEY", help="the run to act on, by run key")
+    group.add_argument("--run-id", type=arguments.whole_number(1), metavar="N", help="the run to act on, by id")
+    group.add_argument("--run-key", type=arguments.run_key, metavar="KEY", help="the run to act on, by run key")
 
 
 def parse_date(text: str) -> date:
@@ -24,8 +25,8 @@ def parse_date(text: str) -> date:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pipeline_code", required=True, metavar="CODE")
-    parser.add_argument("--task_code", metavar="CODE", help="run one task under the selected run")
+    parser.add_argument("--pipeline_code", type=arguments.code, required=True, metavar="CODE")
+    parser.add_argument("--task_code", type=arguments.code, metavar="CODE", help="run one task under the selected run")
     parser.add_argument("--force", action="store_true", help="run regardless of status and dependencies")
     parser.add_argument("--ignore-dependencies", action="store_true", help="run the task without a dependency check")
     parser.add_argument("--rerun", action="store_true", help="run a finished task again (reopens an ended run)")
@@ -37,7 +38,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--finalize-only", action="store_true", help="end the run from its tasks' statuses")
     parser.add_argument("--run-date", type=parse_date, metavar="YYYY-MM-DD", help="the date a new run runs as of")
     parser.add_argument("--backfill", metavar="FROM:TO", help="one BACKFILL run per date, oldest first (with --reason)")
-    parser.add_argument("--reason", help="why (required with --ignore-dependencies, --rerun and --skip)")
+    parser.add_argument(
+        "--reason",
+        type=arguments.reason,
+        help="why, at most 2,000 characters (required with --ignore-dependencies, --rerun, --skip and --backfill)",
+    )
     add_run_selector(parser)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from etl_craft.cli import arguments
 from etl_craft.cli.commands.run import add_run_selector
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit
@@ -48,7 +49,7 @@ def status_text(view: StatusView) -> list[str]:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pipeline_code", required=True, metavar="CODE")
+    parser.add_argument("--pipeline_code", type=arguments.code, required=True, metavar="CODE")
     add_run_selector(parser)
 
 

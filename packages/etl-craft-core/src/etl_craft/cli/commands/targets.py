@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from etl_craft.cli import arguments
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit, table
 from etl_craft.core.errors import ExitCode
@@ -53,7 +54,9 @@ def _configure_lineage(parser: argparse.ArgumentParser) -> None:
     direction = parser.add_mutually_exclusive_group()
     direction.add_argument("--upstream", action="store_true", help="only where it comes from")
     direction.add_argument("--downstream", action="store_true", help="only where it goes")
-    parser.add_argument("--depth", type=int, default=3, metavar="N", help="levels to follow (default 3)")
+    parser.add_argument(
+        "--depth", type=arguments.whole_number(1), default=3, metavar="N", help="levels to follow (default 3)"
+    )
     parser.add_argument("--refresh", action="store_true", help="trace every task again, ignoring the cache")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any SQL task can't be traced")
 

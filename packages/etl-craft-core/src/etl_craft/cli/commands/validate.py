@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import argparse
 
+from etl_craft.cli import arguments
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit
 from etl_craft.core.errors import ExitCode
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pipeline_code", metavar="CODE", help="check this pipeline only (default: every active one)")
+    parser.add_argument(
+        "--pipeline_code",
+        type=arguments.code,
+        metavar="CODE",
+        help="check this pipeline only (default: every active one)",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:

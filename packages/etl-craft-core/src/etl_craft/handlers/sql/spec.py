@@ -8,7 +8,7 @@ from datetime import date
 from pathlib import Path, PurePosixPath
 
 from etl_craft.core.errors import SqlGuardError
-from etl_craft.core.text import close_matches
+from etl_craft.core.text import close_matches, not_utf8
 from etl_craft.handlers.sql.binds import refuse_bind_parameters
 from etl_craft.handlers.sql.columns import ACTION_COLUMNS, MERGE_ACTIONS, PLAIN_NAME
 from etl_craft.handlers.sql.text import TOKEN_SWITCHES, check_read_only, strip_trailing, substitute
@@ -174,7 +174,20 @@ def read_sql_file(sql_files_dir: Path, raw: str, task_code: str) -> str:
         raise SqlGuardError(
             f"{where}={raw!r}", found=f"no such file {full}", expected="an existing file in sql_files/", remedy=hint
         )
-    return full.read_text(encoding="utf-8")
+    try:
+        data = full.read_bytes()
+        return data.decode("utf-8")
+    except OSError as exc:
+        raise SqlGuardError(
+            f"{where}={raw!r}", found=f"{full}, which can't be read ({exc.strerror})", expected="a readable file"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise SqlGuardError(
+            f"{where}={raw!r}",
+            found=f"{full}: {not_utf8(data, exc)}",
+            expected="SQL text in UTF-8",
+            remedy="save it as UTF-8",
+        ) from None
 
 
 def token_values(identity: TaskIdentity) -> dict[str, str]:

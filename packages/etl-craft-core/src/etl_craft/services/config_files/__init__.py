@@ -110,11 +110,19 @@ def export(ctx: OperationContext, config_dir: str | None = None, *, force: bool 
         )
     with ctx.db.snapshot() as conn:
         rows = _live_rows(read_cfg_rows(conn))
-    directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for spec in FILES:
-        write_file(directory / spec.file, spec, rows[spec.file])
-        written.append(ExportedFile(spec.file, len(rows[spec.file])))
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for spec in FILES:
+            write_file(directory / spec.file, spec, rows[spec.file])
+            written.append(ExportedFile(spec.file, len(rows[spec.file])))
+    except OSError as exc:
+        raise ConfigFilesError(
+            f"the configuration folder {directory}",
+            found=f"a folder that can't be written ({exc.strerror}: {exc.filename})",
+            expected="a folder (or a place for a new one) you can write",
+            remedy="choose another --config-dir, or correct the permissions",
+        ) from None
     total = sum(f.rows for f in written)
     return ConfigExportView(
         str(directory), tuple(written), f"wrote {total} row(s) in {len(written)} file(s) to {directory}"

@@ -48,7 +48,7 @@ def _spec(project: Project, task: Task, findings: Findings) -> SqlTaskSpec | Non
     except SqlGuardError as error:
         findings.error(error, pipeline.code, task.code)
         return None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         findings.fail(
             pipeline.code,
             task.code,

@@ -32,8 +32,10 @@ from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
 from etl_craft.core.errors import ConfigurationError, EngineDbError, MissingEngineDbError
 from etl_craft.engine.database import EngineDb, current_marker, writing_for
 from etl_craft.engine.dialects.base import EngineDialect
+from etl_craft.engine.dialects.sqlite import constraints
 from etl_craft.engine.locks import POLL_SECONDS, timeout_error
 from etl_craft.engine.retry import first_line
+from etl_craft.engine.scripts import Statement, StatementFailed
 from etl_craft.engine.tables import METADATA_TABLES, PROJECT_SQL
 
 MIN_SQLITE = (3, 35, 0)
@@ -116,6 +118,17 @@ def lock_file(db: EngineDb, name: str) -> str:
     return os.path.join(f"{db.file}.locks", f"{safe}.lock")
 
 
+def _explained(conn: sa.Connection, statement: Statement, error: sa.exc.DBAPIError) -> str:
+    """What the database said, with the constraint and rows a CHECK or foreign key failure was about.
+    That re-runs the statement in a savepoint with its constraints relaxed; the statement passed the
+    project authorizer once already, and its transaction is rolled back either way, so it is lifted."""
+    driver = conn.connection.driver_connection
+    assert isinstance(driver, sqlite3.Connection)
+    driver.set_authorizer(None)
+    explained = constraints.explain(conn, statement.sql, error.orig) if error.orig else None
+    return explained or str(error.orig or error).strip()
+
+
 class _MetadataOnly:
     """An authorizer for project SQL: what the statements themselves may do (their triggers are
     etl-craft's own and may do what they do). Remembers the first refusal, to say what it was."""
@@ -179,23 +192,26 @@ _ACTION_NAMES = {
 }  # fmt: skip
 
 
-def split_script(sql: str) -> Iterator[str]:
-    """Statements of a SQLite script; triggers and quoted semicolons are kept whole."""
-    buffer = ""
-    for piece in sql.split(";"):
-        buffer += piece + ";"
-        if sqlite3.complete_statement(buffer):
-            statement = buffer.strip()
-            buffer = ""
-            if statement.strip(";").strip() and not _only_comments(statement):
-                yield statement
-    if buffer.strip(";").strip() and not _only_comments(buffer):
-        yield buffer.strip()
+_LEADING = re.compile(r"(?:\s+|--[^\n]*|/\*.*?\*/)*", re.S)  # blanks and comments before a statement
 
 
-def _only_comments(statement: str) -> bool:
-    lines = [ln.strip() for ln in statement.splitlines()]
-    return all(not ln or ln.startswith("--") or ln == ";" for ln in lines)
+def split_script(sql: str) -> Iterator[Statement]:
+    """Statements of a SQLite script, numbered, with the line each starts on (after the blanks and
+    comments before it); triggers and quoted semicolons are kept whole."""
+    buffer, start, number = "", 0, 0
+    pieces = sql.split(";")
+    for index, piece in enumerate(pieces):
+        last = index == len(pieces) - 1
+        buffer += piece if last else piece + ";"
+        if not (last or sqlite3.complete_statement(buffer)):
+            continue
+        lead = _LEADING.match(buffer)
+        offset = lead.end() if lead else 0
+        if buffer[offset:].strip(";").strip():
+            number += 1
+            yield Statement(number, sql.count("\n", 0, start + offset) + 1, buffer[offset:].strip())
+        start += len(buffer)
+        buffer = ""
 
 
 class SqliteDialect(EngineDialect):
@@ -309,8 +325,13 @@ class SqliteDialect(EngineDialect):
         return sqlite.insert(table)
 
     def execute_script(self, conn: sa.Connection, sql: str) -> None:
+        """Statement by statement: a failure raises StatementFailed naming the statement, its line
+        and, for a CHECK or foreign key, the constraint and the values of the rows that break it."""
         for statement in split_script(sql):
-            conn.exec_driver_sql(statement)
+            try:
+                conn.exec_driver_sql(statement.sql)
+            except sa.exc.DBAPIError as exc:
+                raise StatementFailed(statement, _explained(conn, statement, exc)) from exc
 
     @contextmanager
     def project_statements(self, conn: sa.Connection) -> Iterator[None]:
@@ -324,11 +345,10 @@ class SqliteDialect(EngineDialect):
         try:
             with writing_for(PROJECT_SQL):
                 yield
-        except sa.exc.DBAPIError as exc:
+        except StatementFailed as failed:
             if authorizer.refused is None:
                 raise
-            refusal = sqlite3.DatabaseError(f"not authorized: {authorizer.refused}")
-            raise sa.exc.DBAPIError.instance(exc.statement, None, refusal, sqlite3.Error) from exc
+            raise StatementFailed(failed.statement, f"not authorized: {authorizer.refused}") from failed
         finally:
             driver.set_authorizer(None)
 
