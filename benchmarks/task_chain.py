@@ -51,7 +51,7 @@ def run(task):
 COLD_IMPORT = """\
 import time
 started = time.perf_counter()
-import etl_craft.execution.task_process
+import etl_craft.execution.processes.task_process
 import etl_craft.handlers.python_script
 took = time.perf_counter() - started
 with open("/proc/self/status") as fh:

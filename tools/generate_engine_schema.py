@@ -13,7 +13,7 @@ from tools.engine_schema.ddl import render_schema
 from tools.engine_schema.reference import render_reference
 
 ROOT = Path(__file__).resolve().parent.parent
-SQL_ROOT = ROOT / "packages/etl-craft-core/src/etl_craft/engine/sql"
+SQL_ROOT = ROOT / "packages/etl-craft-core/src/etl_craft/engine/schema/sql"
 REFERENCE = ROOT / "docs/reference/engine-db-schema.md"
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from tests.fixtures.harness import Harness, Started
 
 

@@ -26,9 +26,9 @@ import sqlalchemy as sa
 
 from etl_craft.config.loader import load_config
 from etl_craft.core import cron
-from etl_craft.engine import tables as t
 from etl_craft.engine.database import EngineDb, open_engine_db
-from etl_craft.services.demo import create_warehouse, drop_batch, write_project
+from etl_craft.engine.schema import tables as t
+from etl_craft.services.demo.walkthrough import create_warehouse, drop_batch, write_project
 from tests.core.demo.conftest import demo_env
 from tests.core.demo.test_reconciliation import LANDING, source_records
 from tests.fixtures.cli import run_cli

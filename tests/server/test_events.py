@@ -6,7 +6,7 @@ from __future__ import annotations
 from etl_craft.core.actor import Actor
 from etl_craft.core.enums import ActorKind
 from etl_craft.engine import transitions as tr
-from etl_craft.engine.records import AttemptOutcome
+from etl_craft.engine.transitions.values import AttemptOutcome
 from etl_craft_server.events import Events
 from tests.core.engine.test_engine_reads import OWNER, SYSTEM
 from tests.core.engine.test_notifications import NOW, pytestmark  # noqa: F401 (PostgreSQL only)

@@ -15,9 +15,9 @@ import psycopg
 import pytest
 
 from etl_craft.core.actor import host_name
-from etl_craft.engine import tables as t
 from etl_craft.engine.dialects.postgresql.locks import advisory_key
-from etl_craft.execution.process import descendants
+from etl_craft.engine.schema import tables as t
+from etl_craft.execution.processes.identity import descendants
 from etl_craft_server.leadership import LEADERSHIP_LOCK
 from tests.core.alerts.test_webhooks import KEY, deliveries, use_webhooks
 from tests.fixtures.harness import Harness, Started, TaskSpec, pipeline_dependency, process_alive

@@ -10,9 +10,9 @@ import sqlalchemy as sa
 
 from etl_craft.core.actor import Actor
 from etl_craft.core.enums import ActorKind, RunStatus, TriggerKind
-from etl_craft.engine import runlog
-from etl_craft.engine import tables as t
+from etl_craft.engine import reads
 from etl_craft.engine import transitions as tr
+from etl_craft.engine.schema import tables as t
 from etl_craft_server.schedules import Schedules
 from tests.fixtures.harness import Harness, TaskSpec, pipeline_sql
 from tests.server.overseer_fixtures import Clock, runs_by_key, schedule, settled, start_server, stop_server
@@ -195,7 +195,7 @@ def test_the_runs_of_a_tick_due_for_many_pipelines_are_inserted_in_one_statement
     )
     actor = Actor("etl-craft server@test", ActorKind.SCHEDULE)
     with harness.db.read() as conn:
-        pipelines = runlog.pipelines(conn)
+        pipelines = reads.pipelines(conn)
     ids = {p.pipeline_code: p.pipeline_id for p in pipelines}
     tick = "schedule:2026-03-03T05:00:00Z"  # midnight in New York
     with harness.db.write() as conn:

@@ -10,11 +10,11 @@ import pytest
 import sqlalchemy as sa
 
 from etl_craft.core.errors import SqlGuardError, UsageError
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from etl_craft.services.context import OperationContext, open_context
-from etl_craft.services.lineage import lineage
-from etl_craft.services.rehash import rehash
-from etl_craft.services.upgrade_targets import upgrade_targets
+from etl_craft.services.targets.lineage import lineage
+from etl_craft.services.targets.rehash import rehash
+from etl_craft.services.targets.upgrade import upgrade_targets
 from tests.fixtures.cli import run_cli
 from tests.fixtures.warehouse import SqlProject, params
 from tests.warehouses.compliance.test_failures import ENGINE

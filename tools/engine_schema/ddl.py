@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from etl_craft.core.enums import ENDED_ATTEMPT
-from etl_craft.engine.tables import (
+from etl_craft.engine.schema.tables import (
     GUARD_APPEND_ONLY,
     GUARD_ATTEMPTS,
     METADATA_TABLES,

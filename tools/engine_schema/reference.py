@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tools.engine_schema.ddl import sqlite_type
 
-from etl_craft.engine.tables import GUARD_APPEND_ONLY, GUARD_ATTEMPTS, TABLE_SPECS, TableSpec
+from etl_craft.engine.schema.tables import GUARD_APPEND_ONLY, GUARD_ATTEMPTS, TABLE_SPECS, TableSpec
 
 _INTRO = """\
 # Engine DB schema

@@ -10,8 +10,8 @@ import pytest
 
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import AlertEvent
-from etl_craft.engine import tables as t
-from etl_craft.execution import alerts, webhooks
+from etl_craft.engine.schema import tables as t
+from etl_craft.execution.alert_channels import notify, webhooks
 from tests.fixtures.harness import Harness, TaskSpec, cross_dependency, pipeline_dependency, pipeline_sql
 
 KEY = "hmac-key-for-tests-91x"
@@ -189,13 +189,13 @@ def test_lost_attempts_and_gate_waits_through_the_one_entry_point(harness: Harne
     attempt = harness.attempts("load")[0]
     run_id = harness.runs()[-1].pipeline_run_id
     config = harness.project.load()
-    run_alerts = alerts.RunAlerts(harness.db, config, "p", run_id + 1000)  # another run: the attempt says which
+    run_alerts = notify.RunAlerts(harness.db, config, "p", run_id + 1000)  # another run: the attempt says which
     run_alerts(AlertEvent.ATTEMPT_LOST, attempt_id=attempt.attempt_id, error="attempt 1 was lost: owner x stopped")
-    gates = alerts.RunAlerts(harness.db, config, "p", run_id)
+    gates = notify.RunAlerts(harness.db, config, "p", run_id)
     gates.gate_waiting("load", utc_now() - timedelta(minutes=5), "waiting for up.load")  # under 30 minutes
     gates.gate_waiting("load", utc_now() - timedelta(minutes=31), "waiting for up.load")
     gates.gate_waiting("load", utc_now() - timedelta(minutes=45), "waiting for up.load")  # told once per run
-    assert alerts.drain(30)
+    assert notify.drain(30)
     docs = sorted((d.json for d in receiver.deliveries), key=lambda d: d["event"])
     assert [d["event"] for d in docs] == ["attempt_lost", "gate_waiting"]
     lost, waiting = docs

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from etl_craft.cli.main import main
 from etl_craft.core.errors import ExitCode
 from etl_craft.core.text import CODE_RULE
-from etl_craft.engine import migrations
+from etl_craft.engine.schema import migrations
 from tests.fixtures import postgres as pg
 from tests.fixtures.harness import Harness
 from tests.fixtures.project import Project

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from etl_craft.cli.arguments import BIGINT_MAX
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from tests.core.cli.fuzzing import inside, invoke, judge
 from tests.fixtures.cli import ETL_CRAFT, run_cli
 from tests.fixtures.harness import Harness, TaskSpec

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 import sqlalchemy as sa
 
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from etl_craft.services.doctor import run_checks
 from etl_craft.services.documents import document, plain
 from tests.fixtures import postgres as pg

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from etl_craft.cli.commands import CORE_COMMANDS
 from etl_craft.cli.main import contributed_commands
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from tests.core.cli.fuzzing import (
     BACKFILL,
     DATE,

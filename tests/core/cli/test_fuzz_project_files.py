@@ -15,7 +15,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from etl_craft.services.config_files.files import FILES
 from tests.core.cli.fuzzing import FUZZ_SETTINGS, INTEGER, TEXT, fuzz_harness, inside, invoke, judge
 from tests.fixtures.harness import Harness, TaskSpec

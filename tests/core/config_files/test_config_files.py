@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from tests.fixtures.cli import Result, run_cli
 from tests.fixtures.harness import TASK_SCRIPT, TaskSpec, cross_dependency, pipeline_dependency, pipeline_sql
 from tests.fixtures.project import Project

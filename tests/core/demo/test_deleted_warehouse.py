@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from tests.core.demo.conftest import DemoRun, demo_env
 from tests.fixtures.cli import run_cli
 

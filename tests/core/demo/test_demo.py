@@ -12,8 +12,8 @@ import sqlalchemy as sa
 
 from etl_craft.cli.demo_display import PlainDisplay
 from etl_craft.core.errors import UsageError
-from etl_craft.engine import tables as t
-from etl_craft.services.demo import DemoRunView, DemoTaskView, DemoView, choose_folder, launcher
+from etl_craft.engine.schema import tables as t
+from etl_craft.services.demo.walkthrough import DemoRunView, DemoTaskView, DemoView, choose_folder, launcher
 from tests.core.demo.conftest import DemoRun, demo_env
 from tests.fixtures.cli import run_cli
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from tests.core.demo.test_readme import README, marked_command
 
 pytestmark = [pytest.mark.sqlite, pytest.mark.duckdb, pytest.mark.timeout(600)]

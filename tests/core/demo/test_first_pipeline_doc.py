@@ -18,8 +18,8 @@ import pytest
 import sqlalchemy as sa
 
 from etl_craft.config.loader import load_config
-from etl_craft.engine import tables as t
 from etl_craft.engine.database import open_engine_db
+from etl_craft.engine.schema import tables as t
 from tests.fixtures.cli import run_cli
 
 pytestmark = [pytest.mark.sqlite, pytest.mark.duckdb]

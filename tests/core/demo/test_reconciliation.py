@@ -18,7 +18,7 @@ import duckdb
 import pytest
 import sqlalchemy as sa
 
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from tests.core.demo.conftest import DemoRun
 
 pytestmark = [pytest.mark.sqlite, pytest.mark.duckdb]

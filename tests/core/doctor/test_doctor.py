@@ -24,7 +24,7 @@ __all__ = ["shared_warehouse", "start_relay", "warehouse"]
 @pytest.fixture
 def local(tmp_path: Path) -> Iterator[Project]:
     """A project on a SQLite Engine DB: the checks below are about everything else."""
-    from etl_craft.engine import migrations
+    from etl_craft.engine.schema import migrations
 
     project = Project(tmp_path, "sqlite")
     project.write_config()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from tools.engine_schema.ddl import render_schema
 
-from etl_craft.engine import migrations
+from etl_craft.engine.schema import migrations
 from tests.fixtures.catalog import Table, postgres_functions, read_catalog
 
 SPEC = json.loads((Path(__file__).parent / "engine_db_schema.json").read_text())

@@ -11,9 +11,9 @@ import sqlalchemy as sa
 
 from etl_craft.core.actor import Actor, acting_as
 from etl_craft.core.enums import ActorKind
-from etl_craft.engine import tables as t
 from etl_craft.engine.database import EngineDb, open_engine_db, recording_migration
 from etl_craft.engine.retry import TRANSIENT
+from etl_craft.engine.schema import tables as t
 from tests.fixtures import postgres as pg
 from tests.fixtures.project import Project
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from tests.fixtures import postgres as pg
 from tests.fixtures.cli import run_cli
 from tests.fixtures.harness import Harness, TaskSpec

@@ -1,4 +1,4 @@
-"""How the Engine DB is read on the hot paths: runlog.run_state (what a supervisor reads on every
+"""How the Engine DB is read on the hot paths: reads.run_state (what a supervisor reads on every
 step, in one query), what a task process reads about its attempt, and the transaction a read runs
 in. Both dialects."""
 
@@ -11,10 +11,11 @@ import sqlalchemy as sa
 
 from etl_craft.core.actor import Actor
 from etl_craft.core.enums import ActorKind
-from etl_craft.engine import gate_records, runlog
-from etl_craft.engine import tables as t
+from etl_craft.engine import reads
 from etl_craft.engine import transitions as tr
-from etl_craft.engine.records import AttemptOutcome
+from etl_craft.engine.records import gate_records
+from etl_craft.engine.schema import tables as t
+from etl_craft.engine.transitions.values import AttemptOutcome
 from tests.fixtures.seed import in_progress_run, pipeline_with_tasks
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -35,13 +36,13 @@ def _attempt_ends(db, run_id: int, task_id: int, status: str) -> int:
 def _expected(db, run_id: int):
     """The same state read the long way: four queries."""
     with db.read() as conn:
-        run = runlog.run(conn, run_id)
+        run = reads.run(conn, run_id)
         assert run is not None
         return (
             run,
-            runlog.task_runs_of(conn, run_id),
-            runlog.attempts_of_run(conn, run_id),
-            runlog.open_pause(conn, run.pipeline_id),
+            reads.task_runs_of(conn, run_id),
+            reads.attempts_of_run(conn, run_id),
+            reads.open_pause(conn, run.pipeline_id),
         )
 
 
@@ -61,7 +62,7 @@ def test_run_state_reads_the_run_its_pause_task_runs_and_attempts(engine_db) -> 
     statements: list[str] = []
     with engine_db.read() as conn:
         sa.event.listen(conn, "before_cursor_execute", lambda *args: statements.append(args[2]))
-        state = runlog.run_state(conn, run_id)
+        state = reads.run_state(conn, run_id)
     assert len(statements) == 1, statements  # one round trip on every supervisor step
     run, task_runs, attempts, pause = _expected(engine_db, run_id)
     assert state is not None
@@ -87,14 +88,14 @@ def test_run_state_sees_an_open_pause_and_not_a_closed_one(engine_db) -> None:
             pauses.insert().values(pipeline_id=pipeline, paused_at=NOW, paused_by="a", reason="old", resumed_at=NOW)
         )
     with engine_db.read() as conn:
-        assert runlog.run_state(conn, run_id).paused is False
+        assert reads.run_state(conn, run_id).paused is False
     with engine_db.write() as conn:
         conn.execute(pauses.insert().values(pipeline_id=pipeline, paused_at=NOW, paused_by="a", reason="now"))
     with engine_db.read() as conn:
-        state = runlog.run_state(conn, run_id)
+        state = reads.run_state(conn, run_id)
         assert state.paused is True
         assert state.task_runs == {} and state.attempts == {}
-        assert runlog.run_state(conn, run_id + 1000) is None
+        assert reads.run_state(conn, run_id + 1000) is None
 
 
 def test_a_read_runs_each_statement_on_its_own_on_postgresql_and_in_one_transaction_on_sqlite(engine_db) -> None:
@@ -152,5 +153,5 @@ def test_a_task_process_reads_whether_its_attempt_consumes_gate_decisions(engine
         satisfied = gate_records.Decision(None, edge, "SATISFIED", "judged", selected_pipeline_run_id=upstream_run)
         gate_records.record_decisions(conn, upstream_run, [satisfied], NOW, other.attempt_id)
     with engine_db.read() as conn:
-        consumes = {code: runlog.attempt_subject(conn, a.attempt_id).consumes for code, a in attempts.items()}
+        consumes = {code: reads.attempt_subject(conn, a.attempt_id).consumes for code, a in attempts.items()}
     assert consumes == {"a": True, "b": False, "c": False}

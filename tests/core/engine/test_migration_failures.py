@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from etl_craft.engine import tables as t
 from etl_craft.engine.dialects.sqlite import split_script as split_sqlite_script
-from etl_craft.engine.scripts import Statement
+from etl_craft.engine.schema import tables as t
+from etl_craft.engine.schema.scripts import Statement
 from tests.fixtures.cli import Result
 from tests.fixtures.harness import Harness
 

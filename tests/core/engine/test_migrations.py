@@ -11,9 +11,9 @@ import sqlalchemy as sa
 from etl_craft.core.actor import Actor, acting_as
 from etl_craft.core.enums import ActorKind
 from etl_craft.core.errors import EngineDbError, MigrationError
-from etl_craft.engine import migrations
-from etl_craft.engine import tables as t
 from etl_craft.engine.database import writing_for
+from etl_craft.engine.schema import migrations
+from etl_craft.engine.schema import tables as t
 from tests.fixtures.catalog import read_catalog
 
 # A team's first migration: every row found by code, never by id, so it loads on both dialects.

@@ -10,7 +10,7 @@ import pytest
 from etl_craft.core.actor import Actor
 from etl_craft.core.enums import ActorKind
 from etl_craft.engine import transitions as tr
-from etl_craft.engine.records import AttemptOutcome
+from etl_craft.engine.transitions.values import AttemptOutcome
 from tests.core.engine.test_engine_reads import OWNER, SYSTEM
 from tests.fixtures.project import received
 from tests.fixtures.seed import in_progress_run, pipeline_with_tasks

@@ -11,10 +11,10 @@ import sqlalchemy as sa
 
 from etl_craft.core.enums import MigrationSource
 from etl_craft.core.errors import MigrationError
-from etl_craft.engine import migrations
-from etl_craft.engine import tables as t
 from etl_craft.engine.database import EngineDb
-from etl_craft.engine.project_sql import check_project_migration
+from etl_craft.engine.schema import migrations
+from etl_craft.engine.schema import tables as t
+from etl_craft.engine.schema.project_sql import check_project_migration
 from tests.fixtures.catalog import read_catalog
 from tests.fixtures.seed import seed_every_table
 

@@ -11,10 +11,10 @@ import sqlalchemy as sa
 from etl_craft.core.actor import Actor
 from etl_craft.core.enums import ActorKind, OffsetType, RunStatus, TriggerKind
 from etl_craft.core.errors import StaleTransitionError
-from etl_craft.engine import gate_records
-from etl_craft.engine import tables as t
 from etl_craft.engine import transitions as tr
-from etl_craft.engine.records import AttemptOutcome, Counts, StoredOffset
+from etl_craft.engine.records import gate_records
+from etl_craft.engine.schema import tables as t
+from etl_craft.engine.transitions.values import AttemptOutcome, Counts, StoredOffset
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 LATER = NOW + timedelta(minutes=1)

@@ -10,8 +10,8 @@ import sqlalchemy as sa
 
 from etl_craft.core.actor import Actor, acting_as
 from etl_craft.core.enums import ActorKind
-from etl_craft.engine import tables as t
-from etl_craft.engine.tables import TABLE_SPECS
+from etl_craft.engine.schema import tables as t
+from etl_craft.engine.schema.tables import TABLE_SPECS
 from tests.fixtures import postgres as pg
 from tests.fixtures.seed import seed_every_table
 

@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from etl_craft.execution.leases import LEASE_SECONDS
-from etl_craft.execution.process import my_owner_id, process_start
-from etl_craft.execution.reconcile import _why_gone
+from etl_craft.execution.processes.identity import my_owner_id, process_start
+from etl_craft.execution.run_loop.leases import LEASE_SECONDS
+from etl_craft.execution.run_loop.reconcile import _why_gone
 
 pytestmark = pytest.mark.unit
 

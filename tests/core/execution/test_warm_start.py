@@ -14,12 +14,12 @@ import sqlalchemy as sa
 
 from etl_craft.core.actor import Actor
 from etl_craft.core.enums import ActorKind
-from etl_craft.engine import tables as t
 from etl_craft.engine import transitions as tr
 from etl_craft.engine.database import open_engine_db
-from etl_craft.engine.records import AttemptOutcome
-from etl_craft.execution import warm_start
-from etl_craft.execution.task_process import rehearse
+from etl_craft.engine.schema import tables as t
+from etl_craft.engine.transitions.values import AttemptOutcome
+from etl_craft.execution.processes import warm_start
+from etl_craft.execution.processes.task_process import rehearse
 from tests.fixtures.harness import Harness, TaskSpec
 from tests.fixtures.project import Project
 from tests.fixtures.seed import in_progress_run, pipeline_with_tasks
@@ -33,7 +33,7 @@ PREPARED_SCRIPT = """\
 import json
 from pathlib import Path
 
-from etl_craft.execution import warm_start
+from etl_craft.execution.processes import warm_start
 from etl_craft.scripting import ScriptResult
 
 

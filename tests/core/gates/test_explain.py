@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import signal
 
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from etl_craft.services.context import open_context
 from etl_craft.services.documents import document, plain
-from etl_craft.services.explain import explain_task
-from etl_craft.services.selection import RunSelector
+from etl_craft.services.inspect.explain import explain_task
+from etl_craft.services.runs.selection import RunSelector
 from tests.fixtures.harness import Harness, TaskSpec, cross_dependency
 
 

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import pytest
 
 from etl_craft.core.enums import DependencyType, Handler, RunCondition
-from etl_craft.engine.runlog import PipelineRow, RunRow, TaskRunRow
+from etl_craft.engine.reads import PipelineRow, RunRow, TaskRunRow
 from etl_craft.execution.graph import Edge, Graph, TaskNode
 from etl_craft.execution.readiness import Phase, TaskState, decide
-from etl_craft.services.explain import Snapshot, explain
+from etl_craft.services.inspect.explain import Snapshot, explain
 
 pytestmark = pytest.mark.unit
 

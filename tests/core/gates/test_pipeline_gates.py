@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from tests.fixtures.harness import Harness, TaskSpec, pipeline_dependency
 
 FIX_UP = "UPDATE CFG_TASK_PARAMETERS SET PARAMETER_VALUE = '{}' WHERE PARAMETER_NAME = 'INPUT_PARAMS' AND TASK_ID IN (SELECT TASK_ID FROM CFG_TASKS WHERE TASK_CODE = 'u');\n"

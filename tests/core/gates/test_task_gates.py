@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from tests.fixtures.harness import Harness, TaskSpec, cross_dependency
 
 

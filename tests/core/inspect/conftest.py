@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from etl_craft.engine import migrations
+from etl_craft.engine.schema import migrations
 from tests.core.inspect import scenario
 from tests.core.inspect.scene import Scene
 from tests.fixtures import postgres as pg

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from etl_craft.core.actor import Actor, acting_as
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import ActorKind
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from tests.core.inspect.scene import FLAKY_SCRIPT, OK_SCRIPT, Scene
 
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from etl_craft.engine.runlog import EdgeRow, PipelineRow, TaskRow, TaskRunRow
+from etl_craft.engine.reads import EdgeRow, PipelineRow, TaskRow, TaskRunRow
 from etl_craft.execution.graph import Graph, build_graph
 from etl_craft.services.inspect.status import blocked_by_failures
 

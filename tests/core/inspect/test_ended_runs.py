@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 
 import sqlalchemy as sa
 
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from etl_craft.services import inspect
-from etl_craft.services.selection import RunSelector
+from etl_craft.services.runs.selection import RunSelector
 from tests.core.inspect.scene import ACTOR, Scene, tabbed, when
 
 SYSTEM = f"etl-craft@{socket.gethostname()}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from etl_craft.services import inspect
-from etl_craft.services.selection import RunSelector
+from etl_craft.services.runs.selection import RunSelector
 from tests.core.inspect.scene import ACTOR, Scene, tabbed, when
 
 FEED_B_ERROR = (

@@ -18,10 +18,10 @@ import sqlalchemy as sa
 from etl_craft.core.actor import Actor, acting_as
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import ActorKind, RunStatus, TriggerKind
-from etl_craft.engine import tables as t
 from etl_craft.engine import transitions
 from etl_craft.engine.database import EngineDb
-from etl_craft.execution.process import is_alive
+from etl_craft.engine.schema import tables as t
+from etl_craft.execution.processes.identity import is_alive
 from tests.fixtures.cli import ETL_CRAFT, Result, run_cli
 from tests.fixtures.project import Project
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from etl_craft.execution.process import descendants, is_alive, process_start
+from etl_craft.execution.processes.identity import descendants, is_alive, process_start
 from tests.core.interventions.conftest import ACTOR, Ops, finished
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from etl_craft.execution.process import is_alive
+from etl_craft.execution.processes.identity import is_alive
 from tests.core.interventions.conftest import ACTOR, OTHER, Ops, finished
 
 

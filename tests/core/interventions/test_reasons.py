@@ -12,7 +12,7 @@ import pytest
 from etl_craft.core.errors import UsageError
 from etl_craft.core.text import OPERATOR_TEXT_LIMIT, printable
 from etl_craft.services.context import open_context
-from etl_craft.services.pipelines import set_pause
+from etl_craft.services.interventions.pause import set_pause
 from tests.core.interventions.conftest import Ops
 from tests.fixtures.cli import Result
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from tests.fixtures.aws import SecretsManager
 from tests.fixtures.cli import Result
 from tests.fixtures.harness import Harness, TaskSpec

@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 
 from etl_craft.core.errors import UsageError
-from etl_craft.services.backfills import parse_range
+from etl_craft.services.runs.backfills import parse_range
 
 pytestmark = pytest.mark.unit
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from etl_craft.engine import tables as t
-from etl_craft.execution.process import descendants
+from etl_craft.engine.schema import tables as t
+from etl_craft.execution.processes.identity import descendants
 from tests.fixtures.harness import Harness, TaskSpec, process_alive
 
 pytestmark = pytest.mark.chaos

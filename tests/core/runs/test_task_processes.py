@@ -12,9 +12,9 @@ from pathlib import Path
 from etl_craft.core.actor import Actor
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import ActorKind
-from etl_craft.engine import tables as t
 from etl_craft.engine import transitions as tr
-from etl_craft.execution.process import descendants
+from etl_craft.engine.schema import tables as t
+from etl_craft.execution.processes.identity import descendants
 from tests.fixtures.harness import Harness, TaskSpec, process_alive
 from tests.fixtures.seed import in_progress_run
 
@@ -236,7 +236,7 @@ def test_a_task_runs_with_the_parameters_of_the_graph_its_run_was_started_with(h
 
 
 def test_a_task_process_started_cold_reads_its_attempt_from_the_engine_db(harness: Harness) -> None:
-    """`python -m etl_craft.execution.task_process` is given only ids: it reads its attempt's subject,
+    """`python -m etl_craft.execution.processes.task_process` is given only ids: it reads its attempt's subject,
     its parameters and the stored offset itself."""
     out = harness.root / "cold.txt"
     harness.pipeline("p", [TaskSpec("a", {"touch": str(out), "offset": 7, "rows": 3})])
@@ -262,7 +262,7 @@ def test_a_task_process_started_cold_reads_its_attempt_from_the_engine_db(harnes
         [
             sys.executable,
             "-m",
-            "etl_craft.execution.task_process",
+            "etl_craft.execution.processes.task_process",
             *args,
             "--log-path",
             str(log_path),

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from etl_craft.engine import migrations
 from etl_craft.engine.database import EngineDb, recording_migration
+from etl_craft.engine.schema import migrations
 from etl_craft.services.validate import Finding, ValidationReport, validate_metadata
 from tests.fixtures.harness import TASK_SCRIPT, TaskSpec, pipeline_sql
 from tests.fixtures.project import Project

@@ -12,7 +12,7 @@ from datetime import date
 import pytest
 
 from etl_craft.core.enums import DependencyType, Handler, RunCondition
-from etl_craft.engine.runlog import PipelineRow
+from etl_craft.engine.reads import PipelineRow
 from etl_craft.execution.graph import Edge, Graph, TaskNode
 from etl_craft.execution.readiness import Phase, TaskState, decide
 from etl_craft.services.validate.alerts import ended_before_start

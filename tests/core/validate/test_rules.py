@@ -8,7 +8,7 @@ import json
 import pytest
 
 from etl_craft.core.errors import MetadataError
-from etl_craft.engine.cfg_rows import CfgRows
+from etl_craft.engine.reads.cfg_rows import CfgRows
 from etl_craft.services.validate.findings import Findings
 from etl_craft.services.validate.pipelines import check_codes
 from etl_craft.services.validate.project import Project

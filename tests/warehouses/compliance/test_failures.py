@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from etl_craft.core.errors import HandlerError, InjectedFault
-from etl_craft.engine import tables as t
+from etl_craft.engine.schema import tables as t
 from tests.fixtures.warehouse import SqlProject, numbers, params
 from tests.warehouses.child import run_sql_task
 from tests.warehouses.compliance.test_actions import _values, merge, setup_merge

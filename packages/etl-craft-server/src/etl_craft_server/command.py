@@ -13,8 +13,8 @@ log = logging.getLogger("etl_craft.server")
 def _serve(args: argparse.Namespace) -> int:
     from etl_craft import __version__ as core_version
     from etl_craft.core.errors import ExitCode, RemoteUnsupportedError
-    from etl_craft.execution.process import my_owner_id
-    from etl_craft.execution.signals import StopSignals
+    from etl_craft.execution.processes.identity import my_owner_id
+    from etl_craft.execution.run_loop.signals import StopSignals
     from etl_craft.services.context import open_context
     from etl_craft_server import __version__
     from etl_craft_server.leadership import OverseerHeartbeat, leadership

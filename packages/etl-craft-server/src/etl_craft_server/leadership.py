@@ -20,11 +20,12 @@ from datetime import timedelta
 from etl_craft.core.actor import Actor, host_name
 from etl_craft.core.clock import utc_now
 from etl_craft.core.errors import LockTimeoutError
-from etl_craft.engine import locks, overseers, transitions
+from etl_craft.engine import locks, transitions
 from etl_craft.engine.database import EngineDb
-from etl_craft.execution.leases import RENEW_SECONDS, lease_until
-from etl_craft.execution.process import process_start
-from etl_craft.execution.signals import StopSignals
+from etl_craft.engine.records import overseers
+from etl_craft.execution.processes.identity import process_start
+from etl_craft.execution.run_loop.leases import RENEW_SECONDS, lease_until
+from etl_craft.execution.run_loop.signals import StopSignals
 
 LEADERSHIP_LOCK = "overseer"
 HOLDER_ROW_WAIT_SECONDS = 5.0

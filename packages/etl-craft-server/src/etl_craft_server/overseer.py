@@ -30,22 +30,22 @@ from etl_craft.core.actor import Actor, host_name
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import UNFINISHED_RUN, ActorKind, AlertEvent, Handler
 from etl_craft.core.errors import EtlCraftError, LockTimeoutError, StaleTransitionError
-from etl_craft.engine import locks, runlog, transitions
-from etl_craft.engine import tables as t
+from etl_craft.engine import locks, reads, transitions
 from etl_craft.engine.database import EngineDb
+from etl_craft.engine.reads import PipelineRow
 from etl_craft.engine.retry import TRANSIENT, first_line
-from etl_craft.engine.runlog import PipelineRow
+from etl_craft.engine.schema import tables as t
 from etl_craft.engine.transitions import EVENTS_CHANNEL
-from etl_craft.execution import alerts
-from etl_craft.execution.admission import PipelineAdmission, admit_lock
-from etl_craft.execution.alerts import gate_wait_hook
+from etl_craft.execution.alert_channels import notify
+from etl_craft.execution.alert_channels.notify import gate_wait_hook
+from etl_craft.execution.gates.admission import PipelineAdmission, admit_lock
 from etl_craft.execution.graph import Graph, load_graphs
-from etl_craft.execution.leases import lease_until
-from etl_craft.execution.local_provider import LocalProvider
-from etl_craft.execution.process import OwnerId
-from etl_craft.execution.reconcile import LostAttempt, reconcile
-from etl_craft.execution.signals import StopSignals
-from etl_craft.execution.supervisor import RunSupervisor
+from etl_craft.execution.processes.identity import OwnerId
+from etl_craft.execution.processes.local_provider import LocalProvider
+from etl_craft.execution.run_loop.leases import lease_until
+from etl_craft.execution.run_loop.reconcile import LostAttempt, reconcile
+from etl_craft.execution.run_loop.signals import StopSignals
+from etl_craft.execution.run_loop.supervisor import RunSupervisor
 from etl_craft_server.events import Events
 from etl_craft_server.schedule_clock import ScheduleClock
 from etl_craft_server.schedules import Schedules
@@ -211,7 +211,7 @@ class Overseer:
             ).scalar_one()
         pipeline = self.pipelines.get(pipeline_id)
         code = pipeline.pipeline_code if pipeline else f"pipeline {pipeline_id}"
-        alerts.announce(
+        notify.announce(
             self.db,
             self.config,
             AlertEvent.ATTEMPT_LOST,
@@ -226,7 +226,7 @@ class Overseer:
             version = conn.execute(sa.select(sa.func.max(changes.c.change_id))).scalar()
             if version == self.metadata_version:
                 return
-            self.pipelines = {p.pipeline_id: p for p in runlog.pipelines(conn)}
+            self.pipelines = {p.pipeline_id: p for p in reads.pipelines(conn)}
             self.schedules.load(conn, list(self.pipelines.values()))
         if self.metadata_version != -1:
             log.info("metadata changed (version %s): pipelines, graphs and schedules reloaded", version)
@@ -269,7 +269,7 @@ class Overseer:
                 .where(runs.c.status.in_(UNFINISHED_RUN))
                 .order_by(runs.c.pipeline_run_id)
             ).all()
-            paused = set(runlog.open_pauses(conn))
+            paused = set(reads.open_pauses(conn))
         return [_ActiveRun(*row) for row in rows], paused
 
     def _free(self, run: _ActiveRun, now: datetime) -> bool:

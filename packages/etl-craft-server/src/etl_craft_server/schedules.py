@@ -29,10 +29,10 @@ from etl_craft.core.actor import Actor
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import TriggerKind
 from etl_craft.core.errors import StaleTransitionError
-from etl_craft.engine import runlog, transitions
-from etl_craft.engine import tables as t
+from etl_craft.engine import reads, transitions
 from etl_craft.engine.database import EngineDb
-from etl_craft.engine.runlog import PauseRow, PipelineRow
+from etl_craft.engine.reads import PauseRow, PipelineRow
+from etl_craft.engine.schema import tables as t
 
 log = logging.getLogger("etl_craft.server.schedules")
 
@@ -121,8 +121,8 @@ class Schedules:
         if not due:
             return []
         with self.db.write() as conn:
-            pauses = runlog.open_pauses(conn)
-            busy = runlog.pipelines_with_unfinished_runs(conn, [p.pipeline.pipeline_id for p in due])
+            pauses = reads.open_pauses(conn)
+            busy = reads.pipelines_with_unfinished_runs(conn, [p.pipeline.pipeline_id for p in due])
             plans = [
                 (p, self._plan(p, now, pauses.get(p.pipeline.pipeline_id), p.pipeline.pipeline_id in busy)) for p in due
             ]

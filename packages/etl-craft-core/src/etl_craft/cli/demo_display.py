@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from etl_craft.core.enums import ENDED_WELL
-from etl_craft.services.demo_events import DemoEvent
+from etl_craft.services.demo.events import DemoEvent
 
 if TYPE_CHECKING:
-    from etl_craft.services.demo import DemoRunView, DemoView
+    from etl_craft.services.demo.walkthrough import DemoRunView, DemoView
 
 STEPS = ("source_to_lnd", "lnd_to_prs", "prs_to_cdc", "cdc_to_stg", "rules", "publish_rejects", "stg_to_fact")
 CLIENT_PREFIX = "client_"

@@ -14,8 +14,8 @@ import sqlalchemy as sa
 
 from etl_craft.core.enums import DependencyType, Handler, RunCondition
 from etl_craft.core.errors import CycleError, EtlCraftError, GraphError, SelfDependencyError, UnknownTaskError
-from etl_craft.engine import runlog
-from etl_craft.engine.runlog import EdgeRow, PipelineRow, TaskRow
+from etl_craft.engine import reads
+from etl_craft.engine.reads import EdgeRow, PipelineRow, TaskRow
 
 
 @dataclass(frozen=True)
@@ -243,10 +243,10 @@ def load_graph(conn: sa.Connection, pipeline: PipelineRow) -> Graph:
 def load_graphs(conn: sa.Connection, pipelines: Sequence[PipelineRow]) -> dict[int, Graph | EtlCraftError]:
     """The graphs of many pipelines from the same four set queries (an overseer after a tick due for
     many pipelines): each pipeline id maps to its graph, or to the first problem that refuses it."""
-    task_rows = runlog.tasks_of(conn, [p.pipeline_id for p in pipelines])
-    edge_rows = runlog.edges_of(conn, [p.pipeline_id for p in pipelines])
-    params = runlog.task_parameters(conn, [r.task_id for r in task_rows])
-    names = runlog.task_codes(conn, {e.depends_on_task_id for _, e in edge_rows})
+    task_rows = reads.tasks_of(conn, [p.pipeline_id for p in pipelines])
+    edge_rows = reads.edges_of(conn, [p.pipeline_id for p in pipelines])
+    params = reads.task_parameters(conn, [r.task_id for r in task_rows])
+    names = reads.task_codes(conn, {e.depends_on_task_id for _, e in edge_rows})
     tasks_by: dict[int, list[TaskRow]] = {p.pipeline_id: [] for p in pipelines}
     edges_by: dict[int, list[EdgeRow]] = {p.pipeline_id: [] for p in pipelines}
     for task in task_rows:

@@ -10,8 +10,8 @@ from pathlib import Path
 from etl_craft.config.loader import find_config, load_config
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.core.actor import Actor, current_actor
-from etl_craft.engine import migrations
 from etl_craft.engine.database import EngineDb, open_engine_db
+from etl_craft.engine.schema import migrations
 
 
 @dataclass

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from etl_craft.core.errors import MigrationError
-from etl_craft.engine import migrations
-from etl_craft.engine.migrations import MigrationFile
-from etl_craft.services.actions import record_request
+from etl_craft.engine.records.actions import record_request
+from etl_craft.engine.schema import migrations
+from etl_craft.engine.schema.migrations import MigrationFile
 from etl_craft.services.context import OperationContext, open_context
 from etl_craft.services.doctor import DoctorReport, run_checks
 
@@ -27,7 +27,7 @@ def init_db(ctx: OperationContext, *, force: bool = False) -> InitDbView:
     result = migrations.init_db(ctx.db, force=force)
     if result.created:
         # The request is recorded once the table that holds it exists.
-        record_request(ctx, "init-db", {"force": force})
+        record_request(ctx.db, ctx.actor, "init-db", {"force": force})
     return InitDbView(result.created, ctx.db.display_url, result.engine_migrations, result.message)
 
 
@@ -67,7 +67,7 @@ def migrate(ctx: OperationContext, migrations_dir: str | None, announce: Announc
     """Apply pending ENGINE migrations, then the project's, recording the request first."""
     directory = migrations_directory(migrations_dir, ctx)
     migrations.require_initialised(ctx.db)
-    record_request(ctx, "migrate", {"migrations_dir": str(directory) if directory else None})
+    record_request(ctx.db, ctx.actor, "migrate", {"migrations_dir": str(directory) if directory else None})
     result = migrations.migrate(ctx.db, directory, announce)
     applied = len(result.engine_applied) + len(result.project_applied)
     message = (

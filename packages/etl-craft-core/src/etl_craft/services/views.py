@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from etl_craft.engine.runlog import AttemptRow, PipelineRow, RunRow, TaskRunRow
+from etl_craft.engine.reads import AttemptRow, PipelineRow, RunRow, TaskRunRow
 
 
 @dataclass(frozen=True)

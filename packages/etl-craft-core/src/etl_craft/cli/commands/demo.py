@@ -21,7 +21,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from etl_craft.cli.demo_display import display_for
-    from etl_craft.services.demo import run_demo
+    from etl_craft.services.demo.walkthrough import run_demo
 
     json_output = wants_json(args)
     display = display_for(json_output)

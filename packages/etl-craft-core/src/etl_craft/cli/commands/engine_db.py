@@ -12,7 +12,7 @@ from etl_craft.cli.output import emit, note
 from etl_craft.core.errors import ExitCode
 
 if TYPE_CHECKING:
-    from etl_craft.engine.migrations import MigrationFile
+    from etl_craft.engine.schema.migrations import MigrationFile
     from etl_craft.services.doctor import DoctorReport
 
 

@@ -18,8 +18,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from etl_craft.services.context import open_context
-    from etl_craft.services.explain import explain_task, explanation_lines
-    from etl_craft.services.selection import RunSelector
+    from etl_craft.services.inspect.explain import explain_task, explanation_lines
+    from etl_craft.services.runs.selection import RunSelector
 
     ctx = open_context(args.config)
     try:

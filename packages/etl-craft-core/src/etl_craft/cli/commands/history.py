@@ -125,7 +125,7 @@ def _run_history(args: argparse.Namespace) -> int:
     from etl_craft.services.context import open_context
     from etl_craft.services.inspect import run_history
     from etl_craft.services.inspect.history import DEFAULT_LIMIT
-    from etl_craft.services.selection import RunSelector
+    from etl_craft.services.runs.selection import RunSelector
 
     selector = RunSelector(args.run_id, args.run_key)
     if selector.explicit and (args.limit is not None or args.all):

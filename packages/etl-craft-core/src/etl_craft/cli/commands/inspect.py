@@ -143,7 +143,7 @@ def _configure_steps(parser: argparse.ArgumentParser) -> None:
 def _run_steps(args: argparse.Namespace) -> int:
     from etl_craft.services.context import open_context
     from etl_craft.services.inspect import pipeline_steps
-    from etl_craft.services.selection import RunSelector
+    from etl_craft.services.runs.selection import RunSelector
 
     ctx = open_context(args.config)
     try:

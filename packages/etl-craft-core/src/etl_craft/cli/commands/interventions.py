@@ -44,7 +44,7 @@ def _configure_mark(parser: argparse.ArgumentParser) -> None:
 
 def _run_mark(args: argparse.Namespace) -> int:
     from etl_craft.services.context import open_context
-    from etl_craft.services.marks import MarkRequest, mark
+    from etl_craft.services.interventions.marks import MarkRequest, mark
 
     request = MarkRequest(
         pipeline_code=args.pipeline_code,
@@ -80,7 +80,7 @@ def _configure_run_control(parser: argparse.ArgumentParser) -> None:
 
 def _run_cancel(args: argparse.Namespace) -> int:
     from etl_craft.services.context import open_context
-    from etl_craft.services.interventions import RunControlRequest, cancel
+    from etl_craft.services.interventions.cancel_reopen import RunControlRequest, cancel
 
     ctx = open_context(args.config)
     try:
@@ -93,7 +93,7 @@ def _run_cancel(args: argparse.Namespace) -> int:
 
 def _run_reopen(args: argparse.Namespace) -> int:
     from etl_craft.services.context import open_context
-    from etl_craft.services.interventions import RunControlRequest, reopen
+    from etl_craft.services.interventions.cancel_reopen import RunControlRequest, reopen
 
     ctx = open_context(args.config)
     try:
@@ -115,7 +115,7 @@ def _configure_reconcile(parser: argparse.ArgumentParser) -> None:
 
 def _run_reconcile(args: argparse.Namespace) -> int:
     from etl_craft.services.context import open_context
-    from etl_craft.services.reconciliation import reconcile_runs
+    from etl_craft.services.interventions.reconcile import reconcile_runs
 
     ctx = open_context(args.config)
     try:

@@ -20,7 +20,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 def _runner(verb: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         from etl_craft.services.context import open_context
-        from etl_craft.services.pipelines import set_pause
+        from etl_craft.services.interventions.pause import set_pause
 
         ctx = open_context(args.config)
         try:

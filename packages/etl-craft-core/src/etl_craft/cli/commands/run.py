@@ -48,7 +48,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from etl_craft.services.context import open_context
-    from etl_craft.services.runs import RunRequest, execute_run
+    from etl_craft.services.runs.execute import RunRequest, execute_run
 
     request = RunRequest(
         pipeline_code=args.pipeline_code,
@@ -71,7 +71,7 @@ def _run(args: argparse.Namespace) -> int:
     ctx = open_context(args.config)
     try:
         if request.backfill is not None:
-            from etl_craft.services.backfills import execute_backfill
+            from etl_craft.services.runs.backfills import execute_backfill
 
             backfill = execute_backfill(ctx, request, lambda line: note(args, line))
             emit(args, "backfill", backfill, backfill.message)

@@ -56,7 +56,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     from etl_craft.services.context import open_context
     from etl_craft.services.inspect import run_status
-    from etl_craft.services.selection import RunSelector
+    from etl_craft.services.runs.selection import RunSelector
 
     ctx = open_context(args.config)
     try:

@@ -17,7 +17,7 @@ def _configure_rehash(parser: argparse.ArgumentParser) -> None:
 
 def _run_rehash(args: argparse.Namespace) -> int:
     from etl_craft.services.context import open_context
-    from etl_craft.services.rehash import rehash
+    from etl_craft.services.targets.rehash import rehash
 
     ctx = open_context(args.config)
     try:
@@ -36,7 +36,7 @@ def _configure_upgrade(parser: argparse.ArgumentParser) -> None:
 
 def _run_upgrade(args: argparse.Namespace) -> int:
     from etl_craft.services.context import open_context
-    from etl_craft.services.upgrade_targets import upgrade_targets
+    from etl_craft.services.targets.upgrade import upgrade_targets
 
     ctx = open_context(args.config)
     try:
@@ -63,7 +63,7 @@ def _configure_lineage(parser: argparse.ArgumentParser) -> None:
 
 def _run_lineage(args: argparse.Namespace) -> int:
     from etl_craft.services.context import open_context
-    from etl_craft.services.lineage import lineage
+    from etl_craft.services.targets.lineage import lineage
 
     ctx = open_context(args.config)
     try:

@@ -17,11 +17,11 @@ import sqlalchemy as sa
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import DependencyType, Handler
 from etl_craft.core.errors import MetadataError
-from etl_craft.engine import runlog
-from etl_craft.engine.runlog import RunRow, TaskRunRow
-from etl_craft.execution.outcome import sla_verdict
+from etl_craft.engine import reads
+from etl_craft.engine.reads import RunRow, TaskRunRow
+from etl_craft.execution.processes.task_context import TaskContext
+from etl_craft.execution.run_loop.outcome import sla_verdict
 from etl_craft.execution.settings import TaskParameterError
-from etl_craft.execution.task_context import TaskContext
 
 NOT_RUN = "NOT RUN"
 
@@ -67,9 +67,9 @@ def _watched(task: TaskRunRow | None, code: str, through_failure: bool) -> Watch
 
 
 def _watched_tasks(conn: sa.Connection, ctx: TaskContext) -> list[WatchedTask]:
-    tasks = {t.task_id: t for t in runlog.pipeline_tasks(conn, ctx.pipeline_id)}
-    mine = [e for e in runlog.pipeline_edges(conn, ctx.pipeline_id) if e.task_id == ctx.task_id]
-    task_runs = runlog.task_runs_of(conn, ctx.pipeline_run_id)
+    tasks = {t.task_id: t for t in reads.pipeline_tasks(conn, ctx.pipeline_id)}
+    mine = [e for e in reads.pipeline_edges(conn, ctx.pipeline_id) if e.task_id == ctx.task_id]
+    task_runs = reads.task_runs_of(conn, ctx.pipeline_run_id)
     failure_only = bool(mine) and all(e.dependency_type == DependencyType.FAILURE.value for e in mine)
     if not failure_only:
         via_failure = {e.depends_on_task_id for e in mine if e.dependency_type == DependencyType.FAILURE.value}
@@ -79,7 +79,7 @@ def _watched_tasks(conn: sa.Connection, ctx: TaskContext) -> list[WatchedTask]:
             if t.task_id != ctx.task_id and t.handler != Handler.EMAIL_ALERT.value
         ]
     found = []
-    codes = runlog.task_codes(conn, [e.depends_on_task_id for e in mine if e.depends_on_pipeline_id is not None])
+    codes = reads.task_codes(conn, [e.depends_on_task_id for e in mine if e.depends_on_pipeline_id is not None])
     for edge in mine:
         upstream = edge.depends_on_task_id
         if edge.depends_on_pipeline_id is None:
@@ -87,7 +87,7 @@ def _watched_tasks(conn: sa.Connection, ctx: TaskContext) -> list[WatchedTask]:
             found.append(_watched(task_runs.get(upstream), name, True))
         else:
             # A task of another pipeline: its latest task run.
-            history = runlog.task_runs_of_task(conn, upstream)
+            history = reads.task_runs_of_task(conn, upstream)
             latest = history[max(history)] if history else None
             pipeline_code, task_code, _active = codes.get(upstream, ("?", str(upstream), False))
             found.append(_watched(latest, f"{pipeline_code}.{task_code}", True))
@@ -96,8 +96,8 @@ def _watched_tasks(conn: sa.Connection, ctx: TaskContext) -> list[WatchedTask]:
 
 def read_report(ctx: TaskContext) -> RunReport:
     with ctx.engine_db.read() as conn:
-        run = runlog.run(conn, ctx.pipeline_run_id)
-        pipeline = runlog.pipeline(conn, ctx.pipeline_id)
+        run = reads.run(conn, ctx.pipeline_run_id)
+        pipeline = reads.pipeline(conn, ctx.pipeline_id)
         watched = _watched_tasks(conn, ctx)
     assert run is not None and pipeline is not None
     reasons = [f"{t.code} {t.problem}" for t in watched if t.problem]
@@ -137,7 +137,7 @@ def pipelines_report(ctx: TaskContext, selection: tuple[str, ...]) -> list[str]:
     with ctx.engine_db.read() as conn:
         try:
             everything = selection == ("ALL",)
-            chosen = runlog.pipelines(conn) if everything else [runlog.find_pipeline(conn, c) for c in selection]
+            chosen = reads.pipelines(conn) if everything else [reads.find_pipeline(conn, c) for c in selection]
         except MetadataError as unknown:
             raise TaskParameterError(
                 f"task {ctx.task_code}: parameter EMAIL_PIPELINES",
@@ -145,14 +145,14 @@ def pipelines_report(ctx: TaskContext, selection: tuple[str, ...]) -> list[str]:
                 expected="ALL, or active pipeline codes separated by |",
                 remedy=unknown.remedy,
             ) from None
-        latest = {p.pipeline_id: next(iter(runlog.recent_runs(conn, p.pipeline_id, limit=1)), None) for p in chosen}
+        latest = {p.pipeline_id: next(iter(reads.recent_runs(conn, p.pipeline_id, limit=1)), None) for p in chosen}
         sections = []
         for pipeline in chosen:
             run = latest[pipeline.pipeline_id]
             if run is None:
                 continue
-            codes = {t.task_id: t.task_code for t in runlog.pipeline_tasks(conn, pipeline.pipeline_id)}
-            task_runs = sorted(runlog.task_runs_of(conn, run.pipeline_run_id).values(), key=lambda r: r.task_run_id)
+            codes = {t.task_id: t.task_code for t in reads.pipeline_tasks(conn, pipeline.pipeline_id)}
+            task_runs = sorted(reads.task_runs_of(conn, run.pipeline_run_id).values(), key=lambda r: r.task_run_id)
             rows = [
                 [
                     codes.get(r.task_id, r.task_id),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from etl_craft.engine.tables import aud_task_run_log, cfg_pipelines, cfg_task_parameters, cfg_tasks
+from etl_craft.engine.schema.tables import aud_task_run_log, cfg_pipelines, cfg_task_parameters, cfg_tasks
 
 
 @dataclass(frozen=True)

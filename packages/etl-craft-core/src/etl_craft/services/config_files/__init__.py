@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from etl_craft.core.errors import ConfigFilesError
-from etl_craft.engine import locks, migrations
-from etl_craft.engine.cfg_rows import CfgRows, read_cfg_rows
+from etl_craft.engine import locks
 from etl_craft.engine.database import recording_migration
-from etl_craft.services.actions import record_request
+from etl_craft.engine.reads.cfg_rows import CfgRows, read_cfg_rows
+from etl_craft.engine.records.actions import record_request
+from etl_craft.engine.schema import migrations
 from etl_craft.services.config_files.changes import ConfigChange, carry_out, plan_changes
 from etl_craft.services.config_files.files import FILES, ConfigFolder, read_folder, write_file
 from etl_craft.services.context import OperationContext
@@ -186,7 +187,9 @@ def plan(ctx: OperationContext, config_dir: str | None = None) -> ConfigSyncView
 def apply(ctx: OperationContext, config_dir: str | None = None) -> ConfigSyncView:
     """Make the changes in one transaction under the migrate lock, unless validate fails the result."""
     folder = read_folder(config_directory(ctx, config_dir))
-    record_request(ctx, "config apply", {"config_dir": str(folder.directory), "revision": folder.revision})
+    record_request(
+        ctx.db, ctx.actor, "config apply", {"config_dir": str(folder.directory), "revision": folder.revision}
+    )
     with locks.hold(ctx.db, locks.MIGRATE_LOCK, timeout=migrations.LOCK_TIMEOUT_SECONDS):
         changes, report = _sync(ctx, folder, commit=True)
     applied = report.valid and bool(changes)

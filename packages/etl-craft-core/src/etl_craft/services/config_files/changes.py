@@ -21,7 +21,7 @@ import sqlalchemy as sa
 
 from etl_craft.core.errors import ConfigFilesError
 from etl_craft.core.text import one_line
-from etl_craft.engine.cfg_rows import CfgRows, Row
+from etl_craft.engine.reads.cfg_rows import CfgRows, Row
 from etl_craft.services.config_files.files import FILES, SPECS, ConfigFolder, CsvRow, FileSpec, key_label
 
 

@@ -23,8 +23,8 @@ import sqlalchemy as sa
 
 from etl_craft.core.errors import ConfigFilesError
 from etl_craft.core.text import CODE_RULE, did_you_mean, is_valid_code
-from etl_craft.engine import tables as t
-from etl_craft.engine.tables import DEPENDENCY_TYPES
+from etl_craft.engine.schema import tables as t
+from etl_craft.engine.schema.tables import DEPENDENCY_TYPES
 
 YES_NO = ("Y", "N")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.core.checks import FAIL, OK, CheckResult
 from etl_craft.core.errors import EtlCraftError
-from etl_craft.engine import migrations
 from etl_craft.engine.database import EngineDb
+from etl_craft.engine.schema import migrations
 
 
 def _missing_guards(db: EngineDb) -> set[str]:

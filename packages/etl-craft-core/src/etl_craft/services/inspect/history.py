@@ -14,12 +14,13 @@ import sqlalchemy as sa
 from etl_craft.core.errors import MetadataError, UsageError
 from etl_craft.core.sensitive import SensitiveNames
 from etl_craft.core.text import REDACTED, did_you_mean
-from etl_craft.engine import auditlog, runlog
-from etl_craft.engine.auditlog import ActionRow, InterventionRow, MetadataChangeRow
-from etl_craft.engine.runlog import PipelineRow, TaskRunRow
+from etl_craft.engine import reads
+from etl_craft.engine.reads import PipelineRow, TaskRunRow
+from etl_craft.engine.reads import audit as audit_trail
+from etl_craft.engine.reads.audit import ActionRow, InterventionRow, MetadataChangeRow
 from etl_craft.services.context import OperationContext
 from etl_craft.services.inspect.pipelines import NO_RUN_NAMED
-from etl_craft.services.selection import RunSelector, required_run
+from etl_craft.services.runs.selection import RunSelector, required_run
 from etl_craft.services.views import PipelineView, RunView, TaskRunView
 
 DEFAULT_LIMIT = 20
@@ -57,7 +58,7 @@ class HistoryView:
 
 
 def _task_id(conn: sa.Connection, pipeline: PipelineRow, task_code: str) -> int:
-    tasks = runlog.pipeline_tasks(conn, pipeline.pipeline_id)
+    tasks = reads.pipeline_tasks(conn, pipeline.pipeline_id)
     task = next((t for t in tasks if t.task_code == task_code), None)
     if task is None:
         raise MetadataError(
@@ -89,20 +90,20 @@ def run_history(
         )
     task_rows: dict[int, TaskRunRow] = {}
     with ctx.db.snapshot() as conn:
-        pipeline = runlog.find_pipeline(conn, pipeline_code)
+        pipeline = reads.find_pipeline(conn, pipeline_code)
         task_id = _task_id(conn, pipeline, task_code) if task_code is not None else None
         if selector.explicit:
             limit = None
             runs = [required_run(conn, pipeline, selector)]
             run_id = runs[0].pipeline_run_id
-            interventions = auditlog.interventions(conn, pipeline.pipeline_id, run_id=run_id, task_id=task_id)
-            if task_id is not None and (row := runlog.task_runs_of(conn, run_id).get(task_id)) is not None:
+            interventions = audit_trail.interventions(conn, pipeline.pipeline_id, run_id=run_id, task_id=task_id)
+            if task_id is not None and (row := reads.task_runs_of(conn, run_id).get(task_id)) is not None:
                 task_rows = {run_id: row}
-        elif runs := runlog.recent_runs(conn, pipeline.pipeline_id, limit):
+        elif runs := reads.recent_runs(conn, pipeline.pipeline_id, limit):
             oldest = runs[-1].pipeline_run_id  # interventions and task rows are read from the oldest run shown on
-            interventions = auditlog.interventions(conn, pipeline.pipeline_id, from_run_id=oldest, task_id=task_id)
+            interventions = audit_trail.interventions(conn, pipeline.pipeline_id, from_run_id=oldest, task_id=task_id)
             if task_id is not None:
-                task_rows = runlog.task_runs_of_task(conn, task_id, oldest)
+                task_rows = reads.task_runs_of_task(conn, task_id, oldest)
         else:
             interventions = []
     task_runs: tuple[TaskRunView, ...] = ()
@@ -233,10 +234,10 @@ def parse_since(text: str) -> datetime:
 def audit(ctx: OperationContext, pipeline_code: str | None = None, since: datetime | None = None) -> AuditView:
     """Command requests (AUD_ACTIONS), then CFG_ row changes (AUD_METADATA_CHANGES), oldest first."""
     with ctx.db.snapshot() as conn:
-        pipeline_id = runlog.find_pipeline(conn, pipeline_code).pipeline_id if pipeline_code is not None else None
-        actions = auditlog.actions(conn, pipeline_id=pipeline_id, since=since)
-        changes = auditlog.metadata_changes(conn, pipeline_id=pipeline_id, since=since)
-        handlers = auditlog.task_handlers(conn, _parameter_tasks(changes))
+        pipeline_id = reads.find_pipeline(conn, pipeline_code).pipeline_id if pipeline_code is not None else None
+        actions = audit_trail.actions(conn, pipeline_id=pipeline_id, since=since)
+        changes = audit_trail.metadata_changes(conn, pipeline_id=pipeline_id, since=since)
+        handlers = audit_trail.task_handlers(conn, _parameter_tasks(changes))
     names = ctx.config.redaction
     return AuditView(
         pipeline_code=pipeline_code,

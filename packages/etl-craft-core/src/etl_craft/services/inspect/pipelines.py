@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from etl_craft.core.enums import RunCondition
-from etl_craft.engine import runlog
-from etl_craft.engine.runlog import PauseRow
+from etl_craft.engine import reads
+from etl_craft.engine.reads import PauseRow
 from etl_craft.execution.graph import Graph, TaskNode, load_graph
 from etl_craft.services.context import OperationContext
-from etl_craft.services.selection import RunSelector, required_run, selected_run
+from etl_craft.services.runs.selection import RunSelector, required_run, selected_run
 from etl_craft.services.views import PipelineView, RunView
 
 NO_RUN_NAMED = RunSelector()  # neither --run-id nor --run-key
@@ -50,8 +50,8 @@ class PipelineList:
 def list_pipelines(ctx: OperationContext) -> PipelineList:
     """Every active pipeline by code, with its open pause if it has one."""
     with ctx.db.snapshot() as conn:
-        rows = runlog.pipelines(conn)
-        pauses = runlog.open_pauses(conn)
+        rows = reads.pipelines(conn)
+        pauses = reads.open_pauses(conn)
     listed = []
     for row in rows:
         view = PipelineView.of(row)
@@ -125,9 +125,9 @@ def ordered(graph: Graph) -> list[TaskNode]:
 def pipeline_graph(ctx: OperationContext, pipeline_code: str) -> GraphView:
     """The checked task graph (a graph error raises with its own exit code) and the pipeline's dependencies."""
     with ctx.db.snapshot() as conn:
-        pipeline = runlog.find_pipeline(conn, pipeline_code)
+        pipeline = reads.find_pipeline(conn, pipeline_code)
         graph = load_graph(conn, pipeline)
-        pipeline_deps = runlog.pipeline_dependencies(conn, pipeline.pipeline_id)
+        pipeline_deps = reads.pipeline_dependencies(conn, pipeline.pipeline_id)
     nodes = ordered(graph)
     return GraphView(
         pipeline=PipelineView.of(pipeline),
@@ -183,10 +183,10 @@ def pipeline_steps(ctx: OperationContext, pipeline_code: str, selector: RunSelec
     several unfinished runs are refused with the candidates (nothing is chosen by recency).
     """
     with ctx.db.snapshot() as conn:
-        pipeline = runlog.find_pipeline(conn, pipeline_code)
+        pipeline = reads.find_pipeline(conn, pipeline_code)
         graph = load_graph(conn, pipeline)
         run = required_run(conn, pipeline, selector) if selector.explicit else selected_run(conn, pipeline, selector)
-        task_runs = runlog.task_runs_of(conn, run.pipeline_run_id) if run else {}
+        task_runs = reads.task_runs_of(conn, run.pipeline_run_id) if run else {}
     steps = []
     for node in ordered(graph):
         row = task_runs.get(node.task_id)

@@ -12,13 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from etl_craft.core.enums import InterventionAction
-from etl_craft.engine import auditlog, runlog
-from etl_craft.engine.runlog import TaskRunRow
+from etl_craft.engine import reads
+from etl_craft.engine.reads import TaskRunRow
+from etl_craft.engine.reads import audit as audit_trail
 from etl_craft.execution.graph import Graph, load_graph
 from etl_craft.execution.readiness import Phase, TaskState, decide
 from etl_craft.services.context import OperationContext
 from etl_craft.services.inspect.pipelines import NO_RUN_NAMED, PauseView, ordered
-from etl_craft.services.selection import RunSelector, required_run
+from etl_craft.services.runs.selection import RunSelector, required_run
 from etl_craft.services.views import AttemptView, PipelineView, RunView, TaskRunView
 
 
@@ -49,15 +50,15 @@ def blocked_by_failures(graph: Graph, task_runs: Mapping[int, TaskRunRow], marke
 def run_status(ctx: OperationContext, pipeline_code: str, selector: RunSelector = NO_RUN_NAMED) -> StatusView:
     """The named run, else the pipeline's single unfinished run; none is refused with the remedy."""
     with ctx.db.snapshot() as conn:
-        pipeline = runlog.find_pipeline(conn, pipeline_code)
+        pipeline = reads.find_pipeline(conn, pipeline_code)
         graph = load_graph(conn, pipeline)
         run = required_run(conn, pipeline, selector)
-        task_runs = runlog.task_runs_of(conn, run.pipeline_run_id)
-        attempts = runlog.attempts_of_run(conn, run.pipeline_run_id)
-        pause = runlog.open_pause(conn, pipeline.pipeline_id)
+        task_runs = reads.task_runs_of(conn, run.pipeline_run_id)
+        attempts = reads.attempts_of_run(conn, run.pipeline_run_id)
+        pause = reads.open_pause(conn, pipeline.pipeline_id)
         marked = frozenset(
             i.task_id
-            for i in auditlog.interventions(conn, pipeline.pipeline_id, run_id=run.pipeline_run_id)
+            for i in audit_trail.interventions(conn, pipeline.pipeline_id, run_id=run.pipeline_run_id)
             if i.action == InterventionAction.MARK and i.task_id is not None
         )
     tasks = []

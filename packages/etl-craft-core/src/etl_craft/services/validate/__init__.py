@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from etl_craft.config.model import ConnectorConfig
-from etl_craft.engine import runlog
-from etl_craft.engine.cfg_rows import read_cfg_rows
+from etl_craft.engine import reads
+from etl_craft.engine.reads.cfg_rows import read_cfg_rows
 from etl_craft.services.context import OperationContext
 from etl_craft.services.validate.alerts import check_alerts
 from etl_craft.services.validate.dependencies import check_task_dependencies
@@ -30,7 +30,7 @@ def validate_metadata(
     conn: sa.Connection, config: ConnectorConfig, pipeline_code: str | None = None
 ) -> ValidationReport:
     """Judge the metadata the connection sees: every active pipeline, or the one named (MetadataError if none)."""
-    scope = None if pipeline_code is None else {runlog.find_pipeline(conn, pipeline_code).pipeline_id}
+    scope = None if pipeline_code is None else {reads.find_pipeline(conn, pipeline_code).pipeline_id}
     project = Project.build(read_cfg_rows(conn), config, scope)
     findings = Findings()
     check_pipelines(project, findings)

@@ -9,8 +9,8 @@ from functools import cached_property
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.core.enums import Handler
 from etl_craft.core.errors import ConfigurationError
-from etl_craft.engine.cfg_rows import CfgRows, Row
-from etl_craft.engine.runlog import EdgeRow, PipelineRow, TaskRow
+from etl_craft.engine.reads import EdgeRow, PipelineRow, TaskRow
+from etl_craft.engine.reads.cfg_rows import CfgRows, Row
 from etl_craft.handlers.warehouse.dialect import WarehouseDialect, load_dialect
 
 

@@ -19,7 +19,7 @@ from etl_craft.engine.database import EngineDb, writing_for
 from etl_craft.engine.dialects.base import EngineDialect, Listener
 from etl_craft.engine.dialects.postgresql import access, connect, locks
 from etl_craft.engine.dialects.postgresql.listen import PostgresListener
-from etl_craft.engine.tables import PROJECT_SQL
+from etl_craft.engine.schema.tables import PROJECT_SQL
 
 _READ_ONLY_TRANSACTION = "25006"
 _DISK_FULL = "53100"

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
 from etl_craft.engine.database import EngineDb
-from etl_craft.engine.tables import METADATA_TABLES, TABLE_SPECS
+from etl_craft.engine.schema.tables import METADATA_TABLES, TABLE_SPECS
 
 # The role project migrations run as where it is set up (setup --print-grants): it may read
 # everything and write the metadata tables only, so its privileges refuse what the checks might miss.

@@ -35,8 +35,8 @@ from etl_craft.engine.dialects.base import EngineDialect
 from etl_craft.engine.dialects.sqlite import constraints
 from etl_craft.engine.locks import POLL_SECONDS, timeout_error
 from etl_craft.engine.retry import first_line
-from etl_craft.engine.scripts import Statement, StatementFailed
-from etl_craft.engine.tables import METADATA_TABLES, PROJECT_SQL
+from etl_craft.engine.schema.scripts import Statement, StatementFailed
+from etl_craft.engine.schema.tables import METADATA_TABLES, PROJECT_SQL
 
 MIN_SQLITE = (3, 35, 0)
 BUSY_TIMEOUT_MS = 30_000

@@ -1,0 +1,83 @@
+"""Every status change of runs, task runs and attempts.
+
+Each function is one guarded UPDATE (or INSERT) whose row count is checked: the row must be in the
+expected status (and, for owned rows, held by the expected owner), else StaleTransitionError says
+what was expected and what was found. No other module writes a STATUS. Callers pass the connection
+of their transaction, so writes that belong together (an attempt, its task-run summary, an offset,
+consumption, an intervention) commit together. One module per subject: runs, attempts, and the
+changes operators ask for (interventions); callers use this package's names.
+"""
+
+from __future__ import annotations
+
+from etl_craft.engine.transitions.attempts import (
+    cancel_attempt,
+    claim_attempt,
+    finish_attempt,
+    lose_attempt,
+    queue_and_claim_attempt,
+    queue_attempt,
+    rehearse_attempt_end,
+    start_attempt,
+    time_out_attempt,
+)
+from etl_craft.engine.transitions.common import EVENTS_CHANNEL, announce
+from etl_craft.engine.transitions.interventions import (
+    cancel_run,
+    mark_run,
+    mark_task,
+    record_intervention,
+    reopen_run,
+    reset_task,
+)
+from etl_craft.engine.transitions.runs import (
+    admit_ungated_runs,
+    create_run,
+    finish_run,
+    hold_run,
+    queue_scheduled_runs,
+    record_skipped_tick,
+    record_sla,
+    release_run,
+    renew_all_leases,
+    renew_lease,
+    skip_task,
+    start_run,
+)
+from etl_craft.engine.transitions.values import AttemptOutcome, Counts, QueuedAttempt, StoredOffset
+
+__all__ = [
+    "EVENTS_CHANNEL",
+    "AttemptOutcome",
+    "Counts",
+    "QueuedAttempt",
+    "StoredOffset",
+    "admit_ungated_runs",
+    "announce",
+    "cancel_attempt",
+    "cancel_run",
+    "claim_attempt",
+    "create_run",
+    "finish_attempt",
+    "finish_run",
+    "hold_run",
+    "lose_attempt",
+    "mark_run",
+    "mark_task",
+    "queue_and_claim_attempt",
+    "queue_attempt",
+    "queue_scheduled_runs",
+    "record_intervention",
+    "record_skipped_tick",
+    "record_sla",
+    "rehearse_attempt_end",
+    "release_run",
+    "renew_all_leases",
+    "renew_lease",
+    "reopen_run",
+    "reset_task",
+    "skip_task",
+    "start_attempt",
+    "start_run",
+    "time_out_attempt",
+]

@@ -1,0 +1,48 @@
+"""TASK_LOG: the `NAME = value` lines of an attempt's result, then the tail of its log file."""
+
+from __future__ import annotations
+
+import os
+
+from etl_craft.execution.processes.task_context import HandlerResult
+
+TAIL_BYTES = 6000
+
+
+def log_tail(log_path: str, limit: int = TAIL_BYTES) -> str:
+    """The last `limit` bytes of a log file, starting at a line boundary."""
+    try:
+        with open(log_path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - limit))
+            data = fh.read()
+    except OSError:
+        return ""
+    text = data.decode("utf-8", errors="replace")
+    if len(data) >= limit and "\n" in text:
+        text = text[text.index("\n") + 1 :]
+    return text
+
+
+def compose_task_log(result: HandlerResult, log_path: str | None) -> str:
+    counts = result.counts
+    lines = [
+        f"{name} = {value}"
+        for name, value in (
+            ("SOURCE_COUNT", counts.source),
+            ("TARGET_COUNT", counts.target),
+            ("INSERT_COUNT", counts.inserted),
+            ("UPDATE_COUNT", counts.updated),
+            ("DELETE_COUNT", counts.deleted),
+        )
+        if value is not None
+    ]
+    if result.offset is not None:
+        lines.append(f"OFFSET = {result.offset.value} ({result.offset.type.value})")
+    lines.extend(f"{name} = {value}" for name, value in result.variables)
+    lines.extend(f"WARNING = {warning}" for warning in result.warnings)
+    tail = log_tail(log_path) if log_path else ""
+    if tail:
+        lines.append(f"--- end of {log_path} ---")
+        lines.append(tail.rstrip("\n"))
+    return "\n".join(lines)
