@@ -11,7 +11,7 @@ from etl_craft.config.loader import load_config
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.config.warehouses import WarehouseKind, installed_warehouses
 from etl_craft.core.errors import ConfigurationError
-from etl_craft.handlers.warehouse.dialect import WarehouseDialect, load_dialect
+from etl_craft.warehouse.dialect import WarehouseDialect, load_dialect
 from etl_craft_warehouses.duckdb import DuckDBDialect
 from etl_craft_warehouses.postgres import PostgresDialect
 

@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from etl_craft.core.errors import SqlGuardError
-from etl_craft.handlers.warehouse.dialect import load_dialect
+from etl_craft.warehouse.dialect import load_dialect
 from tests.fixtures.warehouse import SqlProject, params
 
 pytestmark = pytest.mark.sqlite

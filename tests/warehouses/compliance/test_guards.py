@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from etl_craft.core.errors import SqlGuardError
-from etl_craft.handlers.warehouse.dialect import load_dialect
+from etl_craft.warehouse.dialect import load_dialect
 from tests.fixtures.warehouse import SqlProject, numbers, params
 from tests.warehouses.compliance.test_actions import merge, setup_merge
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from etl_craft.config.model import ConnectionProfile, ConnectorConfig
     from etl_craft.engine.database import EngineDb
-    from etl_craft.handlers.warehouse.dialect import WarehouseDialect
+    from etl_craft.warehouse.dialect import WarehouseDialect
 
 __all__ = ["Offset", "ScriptContractError", "ScriptResult", "ScriptTask"]
 
@@ -294,7 +294,7 @@ def _missing_warehouse(config: ConnectorConfig, use: str) -> ScriptContractError
 
 
 def _dialect(config: ConnectorConfig) -> WarehouseDialect:
-    from etl_craft.handlers.warehouse.dialect import load_dialect
+    from etl_craft.warehouse.dialect import load_dialect
 
     return load_dialect(config)
 

@@ -20,8 +20,8 @@ from etl_craft.config.connections import LOGIN_KEYS, refuse_keys
 from etl_craft.config.model import ConnectionProfile
 from etl_craft.config.urls import JdbcTarget, Refuse, Resolve, refuse_credentials, shown_url, url_kind
 from etl_craft.config.values import Reader
-from etl_craft.handlers.warehouse.dialect import WarehouseDialect
-from etl_craft.handlers.warehouse.session import Column, Session, driver_errors, log
+from etl_craft.warehouse.dialect import WarehouseDialect
+from etl_craft.warehouse.session import Column, Session, driver_errors, log
 
 if TYPE_CHECKING:
     import duckdb

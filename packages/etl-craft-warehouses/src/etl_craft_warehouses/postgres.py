@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from etl_craft.config.dialects.postgresql import POSTGRES_FORM, parse_postgres, postgres_address
 from etl_craft.config.urls import JdbcTarget, Refuse, Resolve
-from etl_craft.handlers.warehouse.dialect import WarehouseDialect
-from etl_craft.handlers.warehouse.session import Column, ReadOnlyViolation, Session, WarehouseError, driver_errors
+from etl_craft.warehouse.dialect import WarehouseDialect
+from etl_craft.warehouse.session import Column, ReadOnlyViolation, Session, WarehouseError, driver_errors
 
 if TYPE_CHECKING:
     import psycopg

@@ -28,8 +28,8 @@ from etl_craft.handlers.sql.columns import ACTIVE_FLAG, PIPELINE_RUN_ID, PLAIN_N
 from etl_craft.handlers.sql.runner import read_only_refusal
 from etl_craft.handlers.sql.spec import parse_target
 from etl_craft.handlers.sql.text import check_read_only, nested, strip_trailing
-from etl_craft.handlers.warehouse.dialect import WarehouseDialect, load_dialect
-from etl_craft.handlers.warehouse.session import ReadOnlyViolation, Session, WarehouseError
+from etl_craft.warehouse.dialect import WarehouseDialect, load_dialect
+from etl_craft.warehouse.session import ReadOnlyViolation, Session, WarehouseError
 
 BATCH = 1000  # keys per statement: within SQLite's, PostgreSQL's and every warehouse's parameter limit
 

@@ -19,7 +19,7 @@ from etl_craft.handlers.sql.catalog import target_key
 from etl_craft.handlers.sql.hashing import clear_version, publish_version
 from etl_craft.handlers.sql.runner import ActionRun
 from etl_craft.handlers.sql.spec import SqlTaskSpec, TaskIdentity, parse_spec
-from etl_craft.handlers.warehouse.dialect import WarehouseDialect, load_dialect, refuse_table_format
+from etl_craft.warehouse.dialect import WarehouseDialect, load_dialect, refuse_table_format
 
 ACTIONS: dict[str, Callable[[ActionRun], None]] = {
     "CREATE_TABLE": replace.create_table,

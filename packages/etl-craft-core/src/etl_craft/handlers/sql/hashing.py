@@ -17,8 +17,8 @@ from etl_craft.core.clock import utc_now
 from etl_craft.core.errors import SqlGuardError
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.schema.tables import aud_target_hash_version
-from etl_craft.handlers.warehouse.dialect import WarehouseDialect
-from etl_craft.handlers.warehouse.session import Column
+from etl_craft.warehouse.dialect import WarehouseDialect
+from etl_craft.warehouse.session import Column
 
 HASH_VERSION = 2
 

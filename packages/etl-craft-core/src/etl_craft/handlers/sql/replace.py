@@ -12,7 +12,7 @@ from etl_craft.core.errors import SqlGuardError
 from etl_craft.handlers.sql import catalog
 from etl_craft.handlers.sql import columns as cols
 from etl_craft.handlers.sql.runner import ActionRun
-from etl_craft.handlers.warehouse.session import Column
+from etl_craft.warehouse.session import Column
 
 
 def table_definition(run: ActionRun, business: Sequence[Column], engine_columns: Sequence[str]) -> str:

@@ -18,8 +18,8 @@ from etl_craft.handlers.sql import columns as cols
 from etl_craft.handlers.sql.hashing import hash_sql, row_digest_sql
 from etl_craft.handlers.sql.spec import SqlTaskSpec
 from etl_craft.handlers.sql.text import embed
-from etl_craft.handlers.warehouse.dialect import WarehouseDialect
-from etl_craft.handlers.warehouse.session import Column, ReadOnlyViolation, Session, WarehouseError
+from etl_craft.warehouse.dialect import WarehouseDialect
+from etl_craft.warehouse.session import Column, ReadOnlyViolation, Session, WarehouseError
 
 
 @dataclass(frozen=True)

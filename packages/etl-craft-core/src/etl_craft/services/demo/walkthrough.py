@@ -119,7 +119,7 @@ def _copy_tree(source: Traversable, target: Path) -> int:
     target.mkdir(parents=True, exist_ok=True)
     copied = 0
     for item in source.iterdir():
-        if item.name == "__pycache__":
+        if item.name in ("__pycache__", "__init__.py"):  # package markers for the import contract only
             continue
         if item.is_dir():
             copied += _copy_tree(item, target / item.name)

@@ -17,8 +17,8 @@ from etl_craft.core.errors import EtlCraftError
 from etl_craft.core.text import redact_url
 from etl_craft.engine.database import EngineDb
 from etl_craft.handlers.email_alert.relay import DEFAULT_PORTS
-from etl_craft.handlers.warehouse.dialect import WarehouseDialect, load_dialect
-from etl_craft.handlers.warehouse.session import Session, WarehouseError
+from etl_craft.warehouse.dialect import WarehouseDialect, load_dialect
+from etl_craft.warehouse.session import Session, WarehouseError
 
 TIMEOUT_SECONDS = 10.0
 

@@ -10,7 +10,7 @@ from etl_craft.config.dialects import engine_form
 from etl_craft.config.model import ConnectionProfile, ConnectorConfig
 from etl_craft.config.warehouses import describe_login
 from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
-from etl_craft.handlers.warehouse.dialect import load_dialect
+from etl_craft.warehouse.dialect import load_dialect
 
 PROJECT_FOLDERS = ("sql_files", "ingestion_scripts", "migrations")
 

@@ -19,8 +19,8 @@ from etl_craft.handlers.sql.catalog import SqlTaskRow, active_tasks, key_of
 from etl_craft.handlers.sql.lineage import LINEAGE_TOKENS, Edge, Trace, cache_key, trace
 from etl_craft.handlers.sql.spec import source_text
 from etl_craft.handlers.sql.text import replace_tokens, strip_trailing
-from etl_craft.handlers.warehouse.dialect import load_dialect
 from etl_craft.services.context import OperationContext
+from etl_craft.warehouse.dialect import load_dialect
 
 UNTRACED = "untraced: "
 

@@ -18,8 +18,8 @@ from etl_craft.handlers.sql.catalog import active_tasks, key_of, target_key
 from etl_craft.handlers.sql.columns import HASH_KEY, MERGE_ACTIONS
 from etl_craft.handlers.sql.hashing import HASH_VERSION, hash_sql, publish_version, recorded_version
 from etl_craft.handlers.sql.spec import parse_target
-from etl_craft.handlers.warehouse.dialect import load_dialect
 from etl_craft.services.context import OperationContext
+from etl_craft.warehouse.dialect import load_dialect
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from etl_craft.handlers.sql import target_lock
 from etl_craft.handlers.sql.catalog import active_tasks, key_of
 from etl_craft.handlers.sql.columns import IDENTITY_COLUMNS
 from etl_craft.handlers.sql.spec import ACTIONS, parse_target
-from etl_craft.handlers.warehouse.dialect import load_dialect
 from etl_craft.services.context import OperationContext
+from etl_craft.warehouse.dialect import load_dialect
 
 UPGRADABLE_ACTIONS = tuple(a for a in ACTIONS if a != "DROP_TABLE")
 

@@ -19,8 +19,8 @@ from etl_craft.core.enums import Handler
 from etl_craft.core.errors import ConnectionTestError
 from etl_craft.engine.schema import tables as t
 from etl_craft.execution.graph import Graph
-from etl_craft.handlers.warehouse.dialect import load_dialect
 from etl_craft.services.context import OperationContext
+from etl_craft.warehouse.dialect import load_dialect
 
 # Tasks that can only succeed by having connected to the warehouse.
 _WAREHOUSE_WRITERS = (Handler.SQL.value, Handler.BUSINESS_RULES.value)

@@ -11,7 +11,7 @@ from etl_craft.core.enums import Handler
 from etl_craft.core.errors import ConfigurationError
 from etl_craft.engine.reads import EdgeRow, PipelineRow, TaskRow
 from etl_craft.engine.reads.cfg_rows import CfgRows, Row
-from etl_craft.handlers.warehouse.dialect import WarehouseDialect, load_dialect
+from etl_craft.warehouse.dialect import WarehouseDialect, load_dialect
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from etl_craft.handlers.warehouse.dialect import WarehouseDialect
+    from etl_craft.warehouse.dialect import WarehouseDialect
 
 log = logging.getLogger("etl_craft.warehouse")
 

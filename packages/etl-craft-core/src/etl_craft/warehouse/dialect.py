@@ -26,7 +26,7 @@ from etl_craft.config.connections import LOGIN_KEYS, login_text, with_login
 from etl_craft.config.model import ConnectionProfile, ConnectorConfig
 from etl_craft.config.warehouses import ENTRY_POINT_GROUP, warehouse_kind
 from etl_craft.core.errors import ConfigurationError, SqlGuardError
-from etl_craft.handlers.warehouse.session import Column, Session
+from etl_craft.warehouse.session import Column, Session
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -244,7 +244,7 @@ def dialect_class(name: str) -> type[WarehouseDialect]:
         raise ConfigurationError(
             f"entry point {name} of {ENTRY_POINT_GROUP}",
             found=repr(found),
-            expected="a subclass of etl_craft.handlers.warehouse.dialect.WarehouseDialect",
+            expected="a subclass of etl_craft.warehouse.dialect.WarehouseDialect",
             remedy="reinstall the distribution that provides it",
         )
     return cast(type[WarehouseDialect], found)
