@@ -52,8 +52,9 @@ def test_an_integer_flag_refuses_what_the_engine_db_cant_hold(
             outcome = invoke([*argv, flag, value, "--format", "json"])
             doc = judge(outcome)
             assert outcome.status == 2, outcome
+            remedy = ". Give a limit of 1 or more, or use --all for every run" if flag == "--limit" else ""
             assert doc["message"] == (
-                f"argument {flag}: found {value!r}; expected a whole number from {minimum} to {BIGINT_MAX}"
+                f"argument {flag}: found {value!r}; expected a whole number from {minimum} to {BIGINT_MAX}{remedy}"
             )
             assert outcome.stderr.splitlines()[-1] == f"error: {doc['message']}"
     assert project_p.rows(t.aud_actions) == actions  # refused before anything was recorded

@@ -388,7 +388,7 @@ def test_history_is_bounded_by_limit_all_or_a_named_run(scene: Scene) -> None:
     zero = scene.main("history", "--pipeline_code", "sales", "--limit", "0")
     assert zero.returncode == 2
     assert zero.stderr.splitlines()[-1] == (
-        "error: --limit: found 0; expected a whole number of at least 1. "
+        "error: argument --limit: found '0'; expected a whole number from 1 to 9223372036854775807. "
         "Give a limit of 1 or more, or use --all for every run"
     )
     for bad in (["--limit", "0"], ["--run-id", "2", "--all"], ["--limit", "2", "--all"]):

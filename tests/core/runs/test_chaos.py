@@ -131,7 +131,8 @@ def test_b24_a_pipeline_run_never_ends_a_run_whose_task_another_process_runs(har
 
 
 def test_w1_a_second_supervisor_leaves_a_live_one_alone(harness: Harness) -> None:
-    harness.pipeline("p", [TaskSpec("slow", {"sleep": 5})])
+    # Long enough for a loaded machine to start the second command while the first still runs.
+    harness.pipeline("p", [TaskSpec("slow", {"sleep": 15})])
     first = harness.start("run", "--pipeline_code", "p")
     harness.wait_for_attempt("slow", "RUNNING")
     owner = harness.runs()[0].owner_id

@@ -25,15 +25,15 @@ def shown(value: str) -> str:
     return f"{value[:_SHOWN]!r}… ({len(value)} characters)"
 
 
-def whole_number(minimum: int, maximum: int = BIGINT_MAX) -> Callable[[str], int]:
-    """A type for an integer flag in [minimum, maximum], written in ASCII digits."""
+def whole_number(minimum: int, maximum: int = BIGINT_MAX, *, remedy: str = "") -> Callable[[str], int]:
+    """A type for an integer flag in [minimum, maximum], written in ASCII digits; `remedy` is a
+    sentence the refusal ends with when the flag has a better answer than "give another number"."""
 
     def parse(text: str) -> int:
         value = int(text) if _WHOLE.fullmatch(text.strip()) else None
         if value is None or not minimum <= value <= maximum:
-            raise argparse.ArgumentTypeError(
-                f"found {shown(text)}; expected a whole number from {minimum} to {maximum}"
-            )
+            message = f"found {shown(text)}; expected a whole number from {minimum} to {maximum}"
+            raise argparse.ArgumentTypeError(message + (f". {remedy}" if remedy else ""))
         return value
 
     parse.__name__ = "whole number"

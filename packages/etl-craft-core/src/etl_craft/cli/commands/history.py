@@ -14,6 +14,7 @@ from etl_craft.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from etl_craft.services.inspect.history import AuditView, HistoryView, InterventionView, MetadataChangeView
+    from etl_craft.services.views import RunView, TaskRunView
 
 # CFG_ columns etl-craft stamps on every change; the text leaves them out of BEFORE and AFTER.
 STAMPS = frozenset({"CREATED_BY", "CREATE_DATE", "UPDATED_BY", "UPDATED_DATE"})
@@ -28,95 +29,65 @@ def _to(i: InterventionView) -> str:
     return "(reset)" if i.action == "RESET" else ABSENT
 
 
+_RUN_COLUMNS = ["PIPELINE_RUN_ID", "STATUS", "TRIGGER_KIND", "RUN_DATE", "START_DATE", "END_DATE", "SLA_STATUS"]
+_TASK_COLUMNS = ["PIPELINE_RUN_ID", "STATUS", "TRIGGER_KIND", "ATTEMPTS", "SOURCE_COUNT", "TARGET_COUNT"]
+_INTERVENTION_COLUMNS = ["PIPELINE_RUN_ID", "TASK", "ACTION", "FROM", "TO", "BY", "AT", "REASON"]
+
+
+def _run_cells(r: RunView) -> list[object]:
+    return [
+        *(r.pipeline_run_id, r.status, r.trigger_kind, r.run_date, r.start_date, r.end_date, r.sla_status),
+        *(r.started_by, r.ended_by),
+    ]
+
+
+def _task_cells(t: TaskRunView, trigger_kind: str | None) -> list[object]:
+    return [
+        *(t.pipeline_run_id, t.status, trigger_kind, t.attempt_count, t.source_count, t.target_count),
+        *(t.start_date, t.end_date, first_line(t.error_message)),
+    ]
+
+
+def _intervention_cells(i: InterventionView) -> list[object]:
+    return [
+        *(i.pipeline_run_id, i.task_code or "(the run)", i.action, i.from_status, _to(i), i.requested_by),
+        *(i.requested_at, i.reason),
+    ]
+
+
+def _run_lines(view: HistoryView) -> list[str]:
+    return rows([*_RUN_COLUMNS, "STARTED_BY", "ENDED_BY"], [_run_cells(r) for r in view.runs])
+
+
+def _task_lines(view: HistoryView) -> list[str]:
+    kinds: dict[int | None, str] = {r.pipeline_run_id: r.trigger_kind for r in view.runs}
+    cells = [_task_cells(t, kinds.get(t.pipeline_run_id)) for t in view.task_runs]
+    return rows([*_TASK_COLUMNS, "START_DATE", "END_DATE", "ERROR_MESSAGE"], cells)
+
+
+def _intervention_lines(view: HistoryView) -> list[str]:
+    if not view.interventions:
+        return ["Interventions: (none)"]
+    return ["Interventions:", *rows(_INTERVENTION_COLUMNS, [_intervention_cells(i) for i in view.interventions])]
+
+
 def history_text(view: HistoryView) -> list[str]:
     if not view.runs:
         return ["no runs yet"]
-    if view.task_code is None:
-        lines = rows(
-            [
-                "PIPELINE_RUN_ID",
-                "STATUS",
-                "TRIGGER_KIND",
-                "RUN_DATE",
-                "START_DATE",
-                "END_DATE",
-                "SLA_STATUS",
-                "STARTED_BY",
-                "ENDED_BY",
-            ],
-            [
-                [
-                    r.pipeline_run_id,
-                    r.status,
-                    r.trigger_kind,
-                    r.run_date,
-                    r.start_date,
-                    r.end_date,
-                    r.sla_status,
-                    r.started_by,
-                    r.ended_by,
-                ]
-                for r in view.runs
-            ],
-        )
-    else:
-        trigger_kinds: dict[int | None, str] = {r.pipeline_run_id: r.trigger_kind for r in view.runs}
-        lines = rows(
-            [
-                "PIPELINE_RUN_ID",
-                "STATUS",
-                "TRIGGER_KIND",
-                "ATTEMPTS",
-                "SOURCE_COUNT",
-                "TARGET_COUNT",
-                "START_DATE",
-                "END_DATE",
-                "ERROR_MESSAGE",
-            ],
-            [
-                [
-                    t.pipeline_run_id,
-                    t.status,
-                    trigger_kinds.get(t.pipeline_run_id),
-                    t.attempt_count,
-                    t.source_count,
-                    t.target_count,
-                    t.start_date,
-                    t.end_date,
-                    first_line(t.error_message),
-                ]
-                for t in view.task_runs
-            ],
-        )
-    if not view.interventions:
-        return [*lines, "Interventions: (none)"]
-    return [
-        *lines,
-        "Interventions:",
-        *rows(
-            ["PIPELINE_RUN_ID", "TASK", "ACTION", "FROM", "TO", "BY", "AT", "REASON"],
-            [
-                [
-                    i.pipeline_run_id,
-                    i.task_code or "(the run)",
-                    i.action,
-                    i.from_status,
-                    _to(i),
-                    i.requested_by,
-                    i.requested_at,
-                    i.reason,
-                ]
-                for i in view.interventions
-            ],
-        ),
-    ]
+    lines = _run_lines(view) if view.task_code is None else _task_lines(view)
+    return [*lines, *_intervention_lines(view)]
 
 
 def _configure_history(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pipeline_code", type=arguments.code, required=True, metavar="CODE")
     parser.add_argument("--task_code", type=arguments.code, metavar="CODE", help="one task's row in each run")
     how_many = parser.add_mutually_exclusive_group()
-    how_many.add_argument("--limit", type=arguments.whole_number(1), metavar="N", help="the newest N runs (default 20)")
+    how_many.add_argument(
+        "--limit",
+        type=arguments.whole_number(1, remedy="Give a limit of 1 or more, or use --all for every run"),
+        metavar="N",
+        help="the newest N runs (default 20)",
+    )
     how_many.add_argument("--all", action="store_true", help="every run")
     add_run_selector(parser)
 

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 
-from etl_craft.config.model import OrchestrationSettings
+from etl_craft.config.model import ConnectorConfig, OrchestrationSettings
 from etl_craft.core.actor import Actor
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import DependencyType, InterventionAction, RunStatus
@@ -25,6 +25,7 @@ from etl_craft.engine.database import EngineDb
 from etl_craft.engine.reads import PipelineRow
 from etl_craft.engine.records import gate_records
 from etl_craft.engine.records.gate_records import BYPASSED, SATISFIED, UNSATISFIED, Decision, StoredWait
+from etl_craft.execution.alert_channels.notify import gate_wait_hook
 from etl_craft.execution.gates.judge import (
     Answer,
     GateEdge,
@@ -216,7 +217,7 @@ class PipelineAdmission:
 
 def admit_held_run(
     db: EngineDb,
-    orchestration: OrchestrationSettings,
+    config: ConnectorConfig,
     pipeline: PipelineRow,
     run_id: int,
     owner_id: str,
@@ -225,13 +226,16 @@ def admit_held_run(
     progress: Callable[[str], None],
     *,
     bypass_reason: str | None = None,
-    on_wait: Callable[[datetime, str], None] | None = None,
 ) -> Admitted:
-    """Judge the pipeline gates of a QUEUED run this caller holds, renewing its lease meanwhile."""
+    """Judge the pipeline gates of a QUEUED run this caller holds, renewing its lease meanwhile and
+    telling the alert channels when it waits long."""
+    on_wait = gate_wait_hook(db, config, pipeline.pipeline_code, run_id)
     heartbeat = Heartbeat(db, owner_id, run_id, signals.wake)
     heartbeat.start()
     try:
-        admission = PipelineAdmission(db, orchestration, pipeline, owner_id, actor, progress, signals.sleep, on_wait)
+        admission = PipelineAdmission(
+            db, config.orchestration, pipeline, owner_id, actor, progress, signals.sleep, on_wait
+        )
         return admission.admit(run_id, bypass_reason=bypass_reason)
     finally:
         heartbeat.stop()

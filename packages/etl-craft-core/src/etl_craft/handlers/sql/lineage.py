@@ -11,18 +11,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Edge:
-    target_column: str
-    source_object: str | None
-    source_column: str | None
-    transformation: str  # "copy", an expression, or "untraced: <reason>" for a task that couldn't be traced
+from etl_craft.engine.records.lineage import LineageRow
 
 
 @dataclass(frozen=True)
 class Trace:
-    edges: tuple[Edge, ...]
+    edges: tuple[LineageRow, ...]
     reason: str | None = None  # why the SELECT could not be traced
 
     @property
@@ -69,7 +63,7 @@ def trace(sql: str, sqlglot_dialect: str, database: str | None) -> Trace:
     names = query.named_selects
     if "*" in names or any(isinstance(s, exp.Star) or (isinstance(s, exp.Column) and s.is_star) for s in query.selects):
         return Trace((), "SELECT * over columns the catalog does not know; list the columns")
-    edges: list[Edge] = []
+    edges: list[LineageRow] = []
     for name in names:
         try:
             node = lineage(name, query, {}, dialect=sqlglot_dialect)
@@ -86,7 +80,7 @@ def trace(sql: str, sqlglot_dialect: str, database: str | None) -> Trace:
             elif isinstance(leaf.expression, exp.Placeholder):
                 how = f"unresolved: {top.sql(dialect=sqlglot_dialect)}"
         if not sources:
-            edges.append(Edge(name.lower(), None, None, how))
+            edges.append(LineageRow(name.lower(), None, None, how))
         for table, column in sorted(sources):
-            edges.append(Edge(name.lower(), table, column, how))
+            edges.append(LineageRow(name.lower(), table, column, how))
     return Trace(tuple(edges))

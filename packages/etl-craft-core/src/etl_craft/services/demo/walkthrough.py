@@ -284,17 +284,9 @@ def _validation(ctx: OperationContext, step: _Steps) -> str:
     return summary
 
 
-def run_demo(
-    target: str | None = None,
-    listener: Listener = lambda _event: None,
-    *,
-    cwd: Path | None = None,
-    log_level: str = "INFO",
-) -> DemoView:
-    """Write the demo project, set it up and run both batches; stops at the first run that does not succeed."""
-    started = time.monotonic()
-    folder = choose_folder(target, cwd or Path.cwd())
-    step = _Steps(listener)
+def _prepare(folder: Path, target: str | None, step: _Steps) -> tuple[Path, tuple[str, ...]]:
+    """Write the project and its warehouse, then set up its Engine DB: the warehouse file and the
+    project migrations applied."""
     try:
         files = write_project(folder)
     except OSError as exc:
@@ -311,33 +303,50 @@ def run_demo(
     def announce(migration: MigrationFile) -> None:
         step(f"migrate: applying {migration.source.value} migration {migration.version}")
 
-    config_path = str(folder / CONFIG_FILE)
-    made = setup.setup(config_path, None, announce)
+    made = setup.setup(str(folder / CONFIG_FILE), None, announce)
     if made.checks.failed:
         failed = "; ".join(f"{c.name}: {c.detail}" for c in made.checks.checks if c.status == "FAIL")
         raise ConfigurationError(
             f"setup of the demo project in {folder}", found=failed, remedy="fix what the check names and run it again"
         )
     step(f"setup: {made.message}")
-    migrations = made.migrate.project_applied if made.migrate else ()
-    ctx = open_context(config_path)
+    return warehouse, tuple(made.migrate.project_applied if made.migrate else ())
+
+
+def _run_batches(
+    ctx: OperationContext, folder: Path, step: _Steps, listener: Listener, log_level: str
+) -> tuple[list[DemoRunView], DemoRunView | None]:
+    """Every pipeline of every batch, in order, until a run does not succeed (that run is returned too)."""
     runs: list[DemoRunView] = []
+    for batch, about, pipelines in BATCHES:
+        if batch > 1:
+            dropped = drop_batch(folder, batch)
+            step(f"batch {batch}: dropped {dropped} new source and seed file(s) in place", "batch", batch)
+        step(f"batch {batch}: {about}", "batch", batch)
+        for code in pipelines:
+            view = _run_pipeline(ctx, batch, code, listener, log_level)
+            runs.append(view)
+            if view.status != "SUCCESS":
+                return runs, view
+    return runs, None
+
+
+def run_demo(
+    target: str | None = None,
+    listener: Listener = lambda _event: None,
+    *,
+    cwd: Path | None = None,
+    log_level: str = "INFO",
+) -> DemoView:
+    """Write the demo project, set it up and run both batches; stops at the first run that does not succeed."""
+    started = time.monotonic()
+    folder = choose_folder(target, cwd or Path.cwd())
+    step = _Steps(listener)
+    warehouse, migrations = _prepare(folder, target, step)
+    ctx = open_context(str(folder / CONFIG_FILE))
     try:
         validation = _validation(ctx, step)
-        failed_run: DemoRunView | None = None
-        for batch, about, pipelines in BATCHES:
-            if batch > 1:
-                dropped = drop_batch(folder, batch)
-                step(f"batch {batch}: dropped {dropped} new source and seed file(s) in place", "batch", batch)
-            step(f"batch {batch}: {about}", "batch", batch)
-            for code in pipelines:
-                view = _run_pipeline(ctx, batch, code, listener, log_level)
-                runs.append(view)
-                if view.status != "SUCCESS":
-                    failed_run = view
-                    break
-            if failed_run:
-                break
+        runs, failed_run = _run_batches(ctx, folder, step, listener, log_level)
         with ctx.db.read() as conn:
             rejected = _flags(conn, "REJECT")
             reported = _flags(conn, "REPORT")

@@ -138,6 +138,29 @@ def _task_attempts(ctx: OperationContext, run_id: int, task_id: int) -> list[Att
         return reads.attempts_of_run(conn, run_id).get(row.task_run_id, []) if row else []
 
 
+def _markable_attempts(
+    ctx: OperationContext, pipeline: PipelineRow, run_id: int, node: TaskNode, stale: bool
+) -> list[AttemptRow]:
+    """The task's queued attempts (which a --stale mark cancels); refused while any attempt is live."""
+    attempts = _task_attempts(ctx, run_id, node.task_id)
+    owned = [a for a in attempts if a.status in OWNED_ATTEMPT]
+    queued = [a for a in attempts if a.status == "QUEUED"]
+    if owned or (queued and not stale):
+        live = "; ".join(describe_attempt(a, node.code) for a in owned + queued)
+        raise RunStateError(
+            f"task {pipeline.pipeline_code}.{node.code} of run {run_id}",
+            found=f"it has a live attempt: {live}" + ("; a live lease holds it" if stale else ""),
+            expected="a task with no claimed, running or queued attempt",
+            remedy=(
+                "wait for it to end, or cancel the run"
+                if stale
+                else "wait for it to end, or cancel the run; if its process is known to be gone, "
+                "add --stale (its expired attempts are reconciled first)"
+            ),
+        )
+    return queued
+
+
 def _mark_task(
     ctx: OperationContext, graph: Graph, run: RunRow, node: TaskNode, request: MarkRequest
 ) -> OperationResult:
@@ -152,22 +175,7 @@ def _mark_task(
             f"reconciled first: {lost.message}" + ("; its task process was stopped" if lost.stopped_process else "")
             for lost in report.lost
         ]
-    attempts = _task_attempts(ctx, run_id, node.task_id)
-    owned = [a for a in attempts if a.status in OWNED_ATTEMPT]
-    queued = [a for a in attempts if a.status == "QUEUED"]
-    if owned or (queued and not request.stale):
-        live = "; ".join(describe_attempt(a, node.code) for a in owned + queued)
-        raise RunStateError(
-            f"task {pipeline.pipeline_code}.{node.code} of run {run_id}",
-            found=f"it has a live attempt: {live}" + ("; a live lease holds it" if request.stale else ""),
-            expected="a task with no claimed, running or queued attempt",
-            remedy=(
-                "wait for it to end, or cancel the run"
-                if request.stale
-                else "wait for it to end, or cancel the run; if its process is known to be gone, "
-                "add --stale (its expired attempts are reconciled first)"
-            ),
-        )
+    queued = _markable_attempts(ctx, pipeline, run_id, node, request.stale)
     now = utc_now()
     with ctx.db.write() as conn:
         current = reads.run(conn, run_id)

@@ -1,23 +1,19 @@
-"""`pause` and `resume`: one open AUD_PIPELINE_PAUSES row per paused pipeline.
+"""`pause` and `resume`: one open AUD_PIPELINE_PAUSES row per paused pipeline (engine.records.pauses).
 
 While a pipeline is paused no run of it starts and a run in progress starts no more tasks (its
-running tasks finish, and the run stays IN-PROGRESS until it is resumed). Each write is one guarded
-statement whose row count is checked, so two operators racing to pause (or resume) can't both win.
+running tasks finish, and the run stays IN-PROGRESS until it is resumed).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
-
-import sqlalchemy as sa
 
 from etl_craft.core.clock import utc_now
 from etl_craft.core.errors import ExitCode, RunStateError
 from etl_craft.engine import reads, transitions
 from etl_craft.engine.reads import PauseRow, PipelineRow
+from etl_craft.engine.records import pauses
 from etl_craft.engine.records.actions import record_request
-from etl_craft.engine.schema.tables import aud_pipeline_pauses as pauses
 from etl_craft.services.context import OperationContext
 from etl_craft.services.interventions.rules import local_only, required_reason
 from etl_craft.services.views import OperationResult, RunView
@@ -38,43 +34,13 @@ def _already_paused(pipeline: PipelineRow, pause: PauseRow | None) -> RunStateEr
     )
 
 
-def _pause(conn: sa.Connection, ctx: OperationContext, pipeline: PipelineRow, reason: str, now: datetime) -> None:
-    """INSERT ... SELECT ... WHERE NOT EXISTS (an open pause) RETURNING the new id; the unique index
-    backs the guard against a concurrent pause."""
-    open_pause = sa.exists().where(pauses.c.pipeline_id == pipeline.pipeline_id, pauses.c.resumed_at.is_(None))
-    row = sa.select(
-        sa.literal(pipeline.pipeline_id, type_=pauses.c.pipeline_id.type),
-        sa.literal(now, type_=pauses.c.paused_at.type),
-        sa.literal(ctx.actor.name, type_=pauses.c.paused_by.type),
-        sa.literal(ctx.actor.kind.value, type_=pauses.c.paused_by_kind.type),
-        sa.literal(reason, type_=pauses.c.reason.type),
-    ).where(~open_pause)
-    try:
-        with conn.begin_nested():
-            inserted = conn.execute(
-                pauses.insert()
-                .from_select(["pipeline_id", "paused_at", "paused_by", "paused_by_kind", "reason"], row)
-                .returning(pauses.c.pipeline_pause_id)
-            ).scalar_one_or_none()
-    except sa.exc.IntegrityError:
-        raise _already_paused(pipeline, None) from None
-    if inserted is None:  # the row count of INSERT ... SELECT, read portably
-        raise _already_paused(pipeline, reads.open_pause(conn, pipeline.pipeline_id))
-
-
-def _resume(conn: sa.Connection, ctx: OperationContext, pipeline: PipelineRow, reason: str, now: datetime) -> None:
-    result = conn.execute(
-        pauses.update()
-        .where(pauses.c.pipeline_id == pipeline.pipeline_id, pauses.c.resumed_at.is_(None))
-        .values(resumed_at=now, resumed_by=ctx.actor.name, resumed_by_kind=ctx.actor.kind.value, resume_reason=reason)
+def _not_paused(pipeline: PipelineRow) -> RunStateError:
+    return RunStateError(
+        f"pipeline {pipeline.pipeline_code}",
+        found="it is not paused",
+        expected="a paused pipeline",
+        remedy=f"nothing to do; etl-craft pause --pipeline_code {pipeline.pipeline_code} --reason '...' pauses it",
     )
-    if result.rowcount != 1:
-        raise RunStateError(
-            f"pipeline {pipeline.pipeline_code}",
-            found="it is not paused",
-            expected="a paused pipeline",
-            remedy=f"nothing to do; etl-craft pause --pipeline_code {pipeline.pipeline_code} --reason '...' pauses it",
-        )
 
 
 def set_pause(ctx: OperationContext, verb: Verb, pipeline_code: str, reason: str) -> OperationResult:
@@ -86,9 +52,10 @@ def set_pause(ctx: OperationContext, verb: Verb, pipeline_code: str, reason: str
         pipeline = reads.find_pipeline(conn, pipeline_code)
         before = reads.open_pause(conn, pipeline.pipeline_id)
         if verb == "pause":
-            _pause(conn, ctx, pipeline, why, now)
-        else:
-            _resume(conn, ctx, pipeline, why, now)
+            if not pauses.open_pause(conn, pipeline.pipeline_id, actor=ctx.actor, reason=why, now=now):
+                raise _already_paused(pipeline, reads.open_pause(conn, pipeline.pipeline_id))
+        elif not pauses.close_pause(conn, pipeline.pipeline_id, actor=ctx.actor, reason=why, now=now):
+            raise _not_paused(pipeline)
         transitions.announce(conn, f"pipeline:{pipeline.pipeline_id}")
         unfinished = reads.unfinished_runs(conn, pipeline.pipeline_id)
     record_request(

@@ -24,8 +24,8 @@ from etl_craft.execution.graph import Graph, load_graph
 from etl_craft.execution.processes.identity import my_owner_id
 from etl_craft.execution.run_loop.leases import lease_until
 from etl_craft.execution.run_loop.reconcile import reconcile
+from etl_craft.execution.run_loop.scope import Ending, Scope
 from etl_craft.execution.run_loop.signals import StopSignals
-from etl_craft.execution.run_loop.supervisor import Ending, Scope
 from etl_craft.services.context import OperationContext
 from etl_craft.services.runs.request import Progress, RunRequest, config_fingerprint, supervise
 from etl_craft.services.targets.warehouse_file import require_warehouse_file

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import ENDED_WELL, UNFINISHED_RUN, InterventionAction, RunStatus, TriggerKind
-from etl_craft.core.errors import ExitCode, RunRefusedError, RunStateError, StaleTransitionError
+from etl_craft.core.errors import ExitCode, MetadataError, RunRefusedError, RunStateError, StaleTransitionError
+from etl_craft.core.text import did_you_mean
 from etl_craft.engine import locks, reads, transitions
 from etl_craft.engine.reads import PipelineRow, RunRow
 from etl_craft.engine.records.actions import record_request
-from etl_craft.execution.alert_channels.notify import gate_wait_hook
 from etl_craft.execution.gates.admission import Admitted, admit_held_run, admit_lock
-from etl_craft.execution.graph import Graph, load_graph
+from etl_craft.execution.graph import Graph, TaskNode, load_graph
 from etl_craft.execution.processes.identity import OwnerId, my_owner_id
+from etl_craft.execution.run_loop import claim
 from etl_craft.execution.run_loop.leases import lease_until
 from etl_craft.execution.run_loop.reconcile import reconcile
+from etl_craft.execution.run_loop.scope import Ending, Scope, Supervised
 from etl_craft.execution.run_loop.signals import StopSignals
-from etl_craft.execution.run_loop.supervisor import Ending, Scope
 from etl_craft.services.context import OperationContext
 from etl_craft.services.runs import repairs, steps
 from etl_craft.services.runs.request import (
@@ -114,10 +115,10 @@ def _admit_whole_run(
                 )
             elif run.status == "QUEUED":
                 run_id = run.pipeline_run_id
-                transitions.hold_run(conn, run_id, owner_id=str(owner), lease_until=lease_until(now), now=now)
+                claim.hold(conn, run_id, owner, now)
             else:
                 run_id = run.pipeline_run_id
-                transitions.start_run(conn, run_id, owner_id=str(owner), lease_until=lease_until(now), now=now)
+                claim.resume(conn, run_id, owner, now)
         except StaleTransitionError as stale:
             return result(
                 ctx,
@@ -130,7 +131,7 @@ def _admit_whole_run(
     if run is None or run.status == "QUEUED":
         admitted = admit_held_run(
             ctx.db,
-            ctx.config.orchestration,
+            ctx.config,
             pipeline,
             run_id,
             str(owner),
@@ -138,7 +139,6 @@ def _admit_whole_run(
             signals,
             progress,
             bypass_reason=f"--force by {ctx.actor.name}" if request.force else None,
-            on_wait=gate_wait_hook(ctx.db, ctx.config, pipeline.pipeline_code, run_id),
         )
         if admitted.status != "IN-PROGRESS":
             return _not_admitted(ctx, pipeline, admitted, owner)
@@ -152,8 +152,7 @@ def _not_admitted(ctx: OperationContext, pipeline: PipelineRow, admitted: Admitt
     if admitted.status == "SKIPPED":
         message = summary(pipeline, admitted.run_id, "SKIPPED", admitted.reason)
         return result(ctx, pipeline, "SKIPPED", message, ExitCode.SUCCESS, admitted.run_id)
-    with ctx.db.write() as conn:
-        transitions.release_run(conn, admitted.run_id, owner_id=str(owner))
+    claim.give_back(ctx.db, admitted.run_id, owner)
     message = summary(pipeline, admitted.run_id, "QUEUED", f"{admitted.reason}; the next run resumes the wait")
     return result(ctx, pipeline, "INCOMPLETE", message, ExitCode.INCOMPLETE, admitted.run_id)
 
@@ -198,23 +197,86 @@ def _whole_run(
     )
 
 
+def _task_node(graph: Graph, request: RunRequest) -> TaskNode:
+    node = graph.by_code(request.task_code or "")
+    if node is None:
+        raise MetadataError(
+            f"task {graph.code}.{request.task_code}",
+            found="no active task with this code in the pipeline",
+            expected="the code of an active task of the pipeline",
+            remedy="see etl-craft steps --pipeline_code "
+            + graph.code
+            + did_you_mean(request.task_code or "", [t.code for t in graph.tasks.values()]),
+        )
+    return node
+
+
+def _nothing_to_start(
+    ctx: OperationContext, pipeline: PipelineRow, run: RunRow, node: TaskNode, status: str, repair: bool
+) -> OperationResult | None:
+    """The result of a task run that is running already, or that ended well and is not repaired."""
+    run_id = run.pipeline_run_id
+    if status == "IN-PROGRESS":
+        message = summary(pipeline, run_id, "IN-PROGRESS", f"{node.code} is already in progress; nothing was started")
+        return result(ctx, pipeline, "INCOMPLETE", message, ExitCode.SUCCESS, run_id, node.task_id, node.code)
+    if not repair and status in ENDED_WELL:
+        message = summary(pipeline, run_id, run.status, f"{node.code} is already {status}; nothing was started")
+        return result(ctx, pipeline, status, message, ExitCode.SUCCESS, run_id, node.task_id, node.code)
+    return None
+
+
+def _refuse_ended_run(pipeline: PipelineRow, run: RunRow, request: RunRequest, repair: bool) -> None:
+    if run.status == "CANCELLED" and request.force:
+        raise RunStateError(
+            f"run {run.pipeline_run_id}",
+            found="it was CANCELLED",
+            expected="a run that can be repaired",
+            remedy=f"start a new run: etl-craft run --pipeline_code {pipeline.pipeline_code}",
+        )
+    if run.status not in UNFINISHED_RUN and not repair:
+        raise RunStateError(
+            f"run {run.pipeline_run_id} of {pipeline.pipeline_code}",
+            found=f"it ended {run.status}",
+            expected="an unfinished run",
+            remedy="repair a task of an ended run with --rerun --reason or --force",
+        )
+
+
+def _task_scope(ctx: OperationContext, node: TaskNode, request: RunRequest) -> Scope:
+    """One task under a run that goes on: its dependencies judged unless the operator ignores them."""
+    return Scope(
+        tasks=frozenset({node.task_id}),
+        own_run=False,
+        finalize=False,
+        check_dependencies=not request.ignore_dependencies,
+        resume_failed=True,
+        bypass_reason=f"--ignore-dependencies by {ctx.actor.name}: {request.reason}"
+        if request.ignore_dependencies
+        else None,
+    )
+
+
+def _task_result(
+    ctx: OperationContext, pipeline: PipelineRow, run: RunRow, node: TaskNode, outcome: Supervised
+) -> OperationResult:
+    run_id = run.pipeline_run_id
+    if outcome.ending is Ending.SETTLED:
+        state = outcome.states.get(node.task_id)
+        task_status = state.phase.value if state else "NOT RUN"
+        code = ExitCode.SUCCESS if task_status in ENDED_WELL else ExitCode.FAILURE
+        message = summary(pipeline, run_id, "IN-PROGRESS", f"{node.code} {task_status}")
+        return result(ctx, pipeline, task_status, message, code, run_id, node.task_id, node.code)
+    if outcome.ending is Ending.WAITING:
+        message = summary(pipeline, run_id, run.status, f"{node.code} recorded nothing: {outcome.message}")
+        return result(ctx, pipeline, "WAITING", message, ExitCode.WAITING, run_id, node.task_id, node.code)
+    return ending_result(ctx, pipeline, run_id, outcome, node.task_id, node.code)
+
+
 def _task_run(
     ctx: OperationContext, graph: Graph, request: RunRequest, progress: Progress, signals: StopSignals
 ) -> OperationResult:
     pipeline = graph.pipeline
-    node = graph.by_code(request.task_code or "")
-    if node is None:
-        from etl_craft.core.errors import MetadataError
-        from etl_craft.core.text import did_you_mean
-
-        raise MetadataError(
-            f"task {pipeline.pipeline_code}.{request.task_code}",
-            found="no active task with this code in the pipeline",
-            expected="the code of an active task of the pipeline",
-            remedy="see etl-craft steps --pipeline_code "
-            + pipeline.pipeline_code
-            + did_you_mean(request.task_code or "", [t.code for t in graph.tasks.values()]),
-        )
+    node = _task_node(graph, request)
     owner = my_owner_id()
     with ctx.db.read() as conn:
         run = required_run(conn, pipeline, RunSelector(request.run_id, request.run_key))
@@ -224,42 +286,10 @@ def _task_run(
     repair = request.rerun or request.force
     if ctx.config.orchestration.mode == "remote" and status != "IN-PROGRESS":
         return repairs.orchestrated_task(ctx, graph, run, node.task_id, status, request, owner, progress, signals)
-    if status == "IN-PROGRESS":
-        return result(
-            ctx,
-            pipeline,
-            "INCOMPLETE",
-            summary(pipeline, run_id, "IN-PROGRESS", f"{node.code} is already in progress; nothing was started"),
-            ExitCode.SUCCESS,
-            run_id,
-            node.task_id,
-            node.code,
-        )
-    if not repair and status in ENDED_WELL:
-        return result(
-            ctx,
-            pipeline,
-            status,
-            summary(pipeline, run_id, run.status, f"{node.code} is already {status}; nothing was started"),
-            ExitCode.SUCCESS,
-            run_id,
-            node.task_id,
-            node.code,
-        )
-    if run.status == "CANCELLED" and request.force:
-        raise RunStateError(
-            f"run {run_id}",
-            found="it was CANCELLED",
-            expected="a run that can be repaired",
-            remedy=f"start a new run: etl-craft run --pipeline_code {pipeline.pipeline_code}",
-        )
-    if run.status not in UNFINISHED_RUN and not repair:
-        raise RunStateError(
-            f"run {run_id} of {pipeline.pipeline_code}",
-            found=f"it ended {run.status}",
-            expected="an unfinished run",
-            remedy="repair a task of an ended run with --rerun --reason or --force",
-        )
+    finished = _nothing_to_start(ctx, pipeline, run, node, status, repair)
+    if finished is not None:
+        return finished
+    _refuse_ended_run(pipeline, run, request, repair)
     if repair:
         return repairs.repair(ctx, graph, run, node.task_id, status, request, owner, progress, signals)
     if request.ignore_dependencies:
@@ -274,42 +304,5 @@ def _task_run(
         pipeline_run_id=run_id,
         task_id=node.task_id,
     )
-    scope = Scope(
-        tasks=frozenset({node.task_id}),
-        own_run=False,
-        finalize=False,
-        check_dependencies=not request.ignore_dependencies,
-        resume_failed=True,
-        bypass_reason=f"--ignore-dependencies by {ctx.actor.name}: {request.reason}"
-        if request.ignore_dependencies
-        else None,
-    )
-    outcome = supervise(ctx, graph, run_id, owner, scope, signals, progress, request)
-    if outcome.ending is Ending.SETTLED:
-        state = outcome.states.get(node.task_id)
-        task_status = state.phase.value if state else "NOT RUN"
-        code = ExitCode.SUCCESS if task_status in ENDED_WELL else ExitCode.FAILURE
-        message = f"{node.code} {task_status}"
-        return result(
-            ctx,
-            pipeline,
-            task_status,
-            summary(pipeline, run_id, "IN-PROGRESS", message),
-            code,
-            run_id,
-            node.task_id,
-            node.code,
-        )
-    if outcome.ending is Ending.WAITING:
-        message = f"{node.code} recorded nothing: {outcome.message}"
-        return result(
-            ctx,
-            pipeline,
-            "WAITING",
-            summary(pipeline, run_id, run.status, message),
-            ExitCode.WAITING,
-            run_id,
-            node.task_id,
-            node.code,
-        )
-    return ending_result(ctx, pipeline, run_id, outcome, node.task_id, node.code)
+    outcome = supervise(ctx, graph, run_id, owner, _task_scope(ctx, node, request), signals, progress, request)
+    return _task_result(ctx, pipeline, run, node, outcome)

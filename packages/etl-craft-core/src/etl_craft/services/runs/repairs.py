@@ -16,10 +16,10 @@ from etl_craft.engine.reads import RunRow
 from etl_craft.engine.records.actions import record_request
 from etl_craft.execution.graph import Graph
 from etl_craft.execution.processes.identity import OwnerId
-from etl_craft.execution.run_loop.leases import lease_until
+from etl_craft.execution.run_loop import claim
 from etl_craft.execution.run_loop.outcome import settle
+from etl_craft.execution.run_loop.scope import Ending, Scope, Supervised
 from etl_craft.execution.run_loop.signals import StopSignals
-from etl_craft.execution.run_loop.supervisor import Ending, Scope, Supervised
 from etl_craft.services.context import OperationContext
 from etl_craft.services.runs.request import Progress, RunRequest, ending_result, result, summary, supervise
 from etl_craft.services.views import OperationResult
@@ -141,7 +141,7 @@ def repair(
                 transitions.reopen_run(
                     conn, run_id, actor=ctx.actor, reason=request.reason or "--force", now=now, task_id=task_id
                 )
-            transitions.start_run(conn, run_id, owner_id=str(owner), lease_until=lease_until(now), now=now)
+            claim.resume(conn, run_id, owner, now)
             if request.rerun:
                 intervene(conn, run_id, task_id, InterventionAction.RERUN, ctx, request, task_status)
             _reset_skipped(conn, graph, run_id, downstream, ctx, request)
@@ -182,8 +182,7 @@ def repair(
     if outcome.ending is Ending.SETTLED and not downstream:
         outcome = _after_single_repair(ctx, graph, run_id, task_id, request, owner, outcome)
     elif outcome.ending is Ending.SETTLED:
-        with ctx.db.write() as conn:
-            transitions.release_run(conn, run_id, owner_id=str(owner))
+        claim.give_back(ctx.db, run_id, owner)
     return ending_result(ctx, pipeline, run_id, outcome, task_id, node.code)
 
 
@@ -224,8 +223,7 @@ def _after_single_repair(
     verdict = settle(ctx.db, graph, run_id, owner_id=str(owner))
     if verdict is not None:
         return Supervised(Ending.FINISHED, verdict.status.value, verdict.message, outcome.states)
-    with ctx.db.write() as conn:
-        transitions.release_run(conn, run_id, owner_id=str(owner))
+    claim.give_back(ctx.db, run_id, owner)
     if reset:
         message = (
             f"{node.code} succeeded; {len(reset)} task(s) that were skipped because of its failure still need to run "

@@ -15,8 +15,9 @@ from etl_craft.engine import reads
 from etl_craft.engine.reads import PipelineRow
 from etl_craft.execution.graph import Graph
 from etl_craft.execution.processes.identity import OwnerId
+from etl_craft.execution.run_loop.scope import Ending, Scope, Supervised
 from etl_craft.execution.run_loop.signals import StopSignals
-from etl_craft.execution.run_loop.supervisor import Ending, RunSupervisor, Scope, Supervised
+from etl_craft.execution.run_loop.supervisor import RunSupervisor
 from etl_craft.services.context import OperationContext
 from etl_craft.services.views import OperationResult, RunView, TaskRunView
 

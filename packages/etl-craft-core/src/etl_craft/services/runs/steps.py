@@ -13,10 +13,10 @@ from etl_craft.core.errors import ExitCode, RunStateError, StaleTransitionError
 from etl_craft.engine import locks, reads, transitions
 from etl_craft.engine.reads import PipelineRow
 from etl_craft.engine.records.actions import record_request
-from etl_craft.execution.alert_channels.notify import gate_wait_hook
 from etl_craft.execution.gates.admission import admit_held_run, admit_lock
 from etl_craft.execution.graph import Graph
 from etl_craft.execution.processes.identity import my_owner_id
+from etl_craft.execution.run_loop import claim
 from etl_craft.execution.run_loop.leases import lease_until
 from etl_craft.execution.run_loop.outcome import settle
 from etl_craft.execution.run_loop.signals import StopSignals
@@ -75,23 +75,11 @@ def init_only(
             run_id = run.pipeline_run_id
         queued = run is None and not remote
     if queued:
-        on_wait = gate_wait_hook(ctx.db, ctx.config, pipeline.pipeline_code, run_id)
-        admitted = admit_held_run(
-            ctx.db,
-            ctx.config.orchestration,
-            pipeline,
-            run_id,
-            str(owner),
-            ctx.actor,
-            signals,
-            progress,
-            on_wait=on_wait,
-        )
+        admitted = admit_held_run(ctx.db, ctx.config, pipeline, run_id, str(owner), ctx.actor, signals, progress)
         if admitted.status == "SKIPPED":
             message = summary(pipeline, run_id, "SKIPPED", admitted.reason)
             return result(ctx, pipeline, "SKIPPED", message, ExitCode.SUCCESS, run_id)
-        with ctx.db.write() as conn:
-            transitions.release_run(conn, run_id, owner_id=str(owner))
+        claim.give_back(ctx.db, run_id, owner)
         if admitted.status != "IN-PROGRESS":
             message = summary(pipeline, run_id, "QUEUED", f"{admitted.reason}; the next run resumes the wait")
             return result(ctx, pipeline, "INCOMPLETE", message, ExitCode.INCOMPLETE, run_id)

@@ -10,13 +10,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-import sqlalchemy as sa
-
 from etl_craft.core.errors import EtlCraftError, UsageError
 from etl_craft.core.text import close_matches, did_you_mean
-from etl_craft.engine.schema.tables import aud_column_lineage
+from etl_craft.engine.records.lineage import LineageRow, cached_lineage, store_lineage
 from etl_craft.handlers.sql.catalog import SqlTaskRow, active_tasks, key_of
-from etl_craft.handlers.sql.lineage import LINEAGE_TOKENS, Edge, Trace, cache_key, trace
+from etl_craft.handlers.sql.lineage import LINEAGE_TOKENS, Trace, cache_key, trace
 from etl_craft.handlers.sql.spec import source_text
 from etl_craft.handlers.sql.text import replace_tokens, strip_trailing
 from etl_craft.services.context import OperationContext
@@ -76,44 +74,19 @@ def _sql(ctx: OperationContext, row: SqlTaskRow) -> str:
     return strip_trailing(replace_tokens(raw, LINEAGE_TOKENS))
 
 
-def _cached(ctx: OperationContext, task_ids: list[int]) -> dict[int, tuple[str, list[Edge]]]:
-    found: dict[int, tuple[str, list[Edge]]] = {}
-    if not task_ids:
-        return found
-    c = aud_column_lineage.c
+def _cached(ctx: OperationContext, task_ids: list[int]) -> dict[int, tuple[str, list[LineageRow]]]:
     with ctx.db.read() as conn:
-        for row in conn.execute(
-            sa.select(aud_column_lineage).where(c.task_id.in_(task_ids)).order_by(c.task_id, c.column_lineage_id)
-        ):
-            entry = found.setdefault(row.task_id, (row.source_sql_hash, []))
-            entry[1].append(Edge(row.target_column, row.source_object, row.source_column, row.transformation or ""))
-    return found
+        return cached_lineage(conn, task_ids)
 
 
-def _store(ctx: OperationContext, task_id: int, key: str, target: str, result: Trace) -> list[Edge]:
-    edges = list(result.edges) if result.traced else [Edge("*", None, None, f"{UNTRACED}{result.reason}")]
+def _store(ctx: OperationContext, task_id: int, key: str, target: str, result: Trace) -> list[LineageRow]:
+    edges = list(result.edges) if result.traced else [LineageRow("*", None, None, f"{UNTRACED}{result.reason}")]
     with ctx.db.write() as conn:
-        conn.execute(aud_column_lineage.delete().where(aud_column_lineage.c.task_id == task_id))
-        if edges:
-            conn.execute(
-                aud_column_lineage.insert(),
-                [
-                    {
-                        "task_id": task_id,
-                        "source_sql_hash": key,
-                        "target_object": target,
-                        "target_column": e.target_column,
-                        "source_object": e.source_object,
-                        "source_column": e.source_column,
-                        "transformation": e.transformation,
-                    }
-                    for e in edges
-                ],
-            )
+        store_lineage(conn, task_id, key, target, edges)
     return edges
 
 
-def _view(row: SqlTaskRow, target: str, edges: list[Edge]) -> TaskLineageView:
+def _view(row: SqlTaskRow, target: str, edges: list[LineageRow]) -> TaskLineageView:
     untraced = [e for e in edges if e.target_column == "*" and e.transformation.startswith(UNTRACED)]
     reason = untraced[0].transformation[len(UNTRACED) :] if untraced else None
     kept = [e for e in edges if not untraced]
@@ -151,7 +124,7 @@ def compute(ctx: OperationContext, *, refresh: bool = False) -> tuple[list[TaskL
         try:
             sql = _sql(ctx, row)
         except EtlCraftError as exc:
-            views.append(_view(row, target, [Edge("*", None, None, f"{UNTRACED}{exc.found or exc}")]))
+            views.append(_view(row, target, [LineageRow("*", None, None, f"{UNTRACED}{exc.found or exc}")]))
             continue
         key = cache_key(sql, target, dialect.name, catalog)
         hit = cached.get(row.task_id)
