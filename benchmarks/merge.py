@@ -34,7 +34,7 @@ from etl_craft.core.enums import Handler, TriggerKind
 from etl_craft.engine.database import EngineDb, open_engine_db
 from etl_craft.engine.schema import migrations
 from etl_craft.engine.schema import tables as t
-from etl_craft.execution.processes.task_context import TaskContext
+from etl_craft.handlers.context import TaskContext
 
 TARGET_RATIO = 1.5
 PG: dict[str, Any] = {

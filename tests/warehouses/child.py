@@ -11,7 +11,7 @@ from typing import Any
 from etl_craft.config.loader import load_config
 from etl_craft.core.enums import Handler, TriggerKind
 from etl_craft.engine.database import open_engine_db
-from etl_craft.execution.processes.task_context import TaskContext
+from etl_craft.handlers.context import TaskContext
 
 
 def run_sql_task(config_path: str, fields: dict[str, Any], results: Any) -> None:

@@ -6,10 +6,11 @@ import pytest
 
 from etl_craft.core.enums import RunStatus
 from etl_craft.core.errors import CycleError, GraphError, SelfDependencyError, UnknownTaskError
+from etl_craft.core.sla import sla_verdict
 from etl_craft.engine.reads import EdgeRow, PipelineRow, TaskRow
 from etl_craft.execution.graph import Graph, build_graph
 from etl_craft.execution.readiness import Phase, TaskState, decide
-from etl_craft.execution.run_loop.outcome import judge_run, sla_verdict
+from etl_craft.execution.run_loop.outcome import judge_run
 
 pytestmark = pytest.mark.unit
 

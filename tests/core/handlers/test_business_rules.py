@@ -12,8 +12,8 @@ from sqlalchemy import event
 
 from etl_craft.core.errors import HandlerError, SqlGuardError
 from etl_craft.engine.schema import tables as t
-from etl_craft.execution.processes.task_context import HandlerResult
 from etl_craft.handlers import business_rules
+from etl_craft.handlers.context import HandlerResult
 from tests.fixtures import postgres as pg
 from tests.fixtures.warehouse import SqlProject, Warehouse, add_rule, engine_section_for, flags, make_sql_project
 

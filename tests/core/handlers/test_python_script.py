@@ -17,8 +17,8 @@ from etl_craft.core.enums import Handler, OffsetType, TriggerKind
 from etl_craft.core.errors import EtlCraftError, ExitCode, HandlerError
 from etl_craft.core.redaction import URL_LOGGERS
 from etl_craft.engine.database import EngineDb, open_engine_db
-from etl_craft.execution.processes.task_context import Counts, HandlerResult, StoredOffset, TaskContext
 from etl_craft.handlers import python_script
+from etl_craft.handlers.context import Counts, HandlerResult, StoredOffset, TaskContext
 from etl_craft.scripting import ScriptContractError
 
 pytestmark = pytest.mark.unit

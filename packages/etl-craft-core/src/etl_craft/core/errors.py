@@ -182,6 +182,12 @@ class StaleTransitionError(EtlCraftError):
     retryable = False
 
 
+class TaskParameterError(HandlerError):
+    """A task parameter the engine reads has a value it can't use; a retry would fail the same way."""
+
+    retryable = False
+
+
 class SqlGuardError(HandlerError):
     """A SQL task's input or target state is refused before the target is touched."""
 

@@ -1,1 +1,1 @@
-"""Graph, gates, the ready-set scheduler, the local provider, the task process, leases and reconcile."""
+"""Graph, gates, the ready-set rules of the run loop, the local provider, the task process, leases and reconcile."""

@@ -3,7 +3,7 @@
 Pure functions over the graph and each task's state under the run. Dependency types (interface §4.2):
 SUCCESS needs a SUCCESS upstream, FAILURE a FAILED one, ALWAYS any end, HAS_DATA a SUCCESS that wrote
 rows. A FAILED upstream is not final while other work can still start (a retry or a rerun may fix it):
-the scheduler passes `failure_final=True` only once nothing else can start. Edges to another
+the run loop passes `failure_final=True` only once nothing else can start. Edges to another
 pipeline's tasks are judged by gates at admission; here they only keep a run condition possible.
 """
 

@@ -11,18 +11,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from etl_craft.config.model import OrchestrationSettings
-from etl_craft.core.errors import HandlerError
+from etl_craft.core.errors import TaskParameterError
 from etl_craft.execution.graph import TaskNode
 
 MAX_RETRY_DELAY_SECONDS = 3600
 # Parameters every task may carry, whatever its handler (DOCUMENTATION is prose for the catalog).
 COMMON_PARAMETERS = ("TASK_TIMEOUT_SECONDS", "RETRIES", "RETRY_DELAY_SECONDS", "RETRY_BACKOFF", "DOCUMENTATION")
-
-
-class TaskParameterError(HandlerError):
-    """A task parameter the engine reads has a value it can't use; a retry would fail the same way."""
-
-    retryable = False
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from etl_craft.core.clock import utc_now
 from etl_craft.core.errors import HandlerError, MetadataError, SqlGuardError
 from etl_craft.engine import locks
 from etl_craft.engine.schema.tables import aud_business_rules_results, aud_business_rules_run_log, cfg_business_rules
-from etl_craft.execution.processes.task_context import Counts, HandlerResult, TaskContext
+from etl_craft.handlers.context import Counts, HandlerResult, TaskContext
 from etl_craft.handlers.sql import lock_timeout
 from etl_craft.handlers.sql.binds import refuse_bind_parameters
 from etl_craft.handlers.sql.columns import ACTIVE_FLAG, PIPELINE_RUN_ID, PLAIN_NAME

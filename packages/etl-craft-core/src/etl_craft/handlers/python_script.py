@@ -22,7 +22,7 @@ from etl_craft.core.enums import OffsetType
 from etl_craft.core.errors import EtlCraftError, HandlerError
 from etl_craft.core.redaction import quiet_url_loggers
 from etl_craft.core.text import one_line
-from etl_craft.execution.processes.task_context import Counts, HandlerResult, StoredOffset, TaskContext
+from etl_craft.handlers.context import Counts, HandlerResult, StoredOffset, TaskContext
 from etl_craft.handlers.script_loader import find_run, folder_on_path, load_script
 from etl_craft.handlers.task_files import resolve_task_file
 from etl_craft.scripting import Offset, ScriptContractError, ScriptResult, ScriptTask

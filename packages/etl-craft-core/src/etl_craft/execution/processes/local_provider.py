@@ -19,8 +19,8 @@ from etl_craft.core.enums import Handler
 from etl_craft.engine.dialects import EngineDialect
 from etl_craft.execution.processes import warm_start
 from etl_craft.execution.processes.identity import process_start, stop_group
-from etl_craft.execution.processes.task_context import HANDLER_MODULES
 from etl_craft.execution.processes.task_process import ChildSpec, child_main
+from etl_craft.handlers import dispatch
 
 # The fork server loads the parent's main script itself (warm_start.load_main_from_environment).
 _BASE_PRELOAD = ("etl_craft.execution.processes.task_process",)
@@ -64,7 +64,7 @@ class LocalProvider:
         # child): keep the union, so an overseer that announced every handler first keeps them all.
         # Importing the Engine DB's driver was most of a PostgreSQL task process's start before it was
         # preloaded.
-        for module in (*engine_dialect.driver_modules, *(HANDLER_MODULES[h] for h in sorted(handlers))):
+        for module in (*engine_dialect.driver_modules, *dispatch.modules(sorted(handlers))):
             _preloaded.setdefault(module)
         self._context.set_forkserver_preload([*_BASE_PRELOAD, *_preloaded, _PREPARING_MODULE])
         # A task process of another project than the one its fork server prepared reads its own.

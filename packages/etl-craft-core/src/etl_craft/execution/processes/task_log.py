@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from etl_craft.execution.processes.task_context import HandlerResult
+from etl_craft.handlers.context import HandlerResult
 
 TAIL_BYTES = 6000
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import logging
 import os
 import signal
@@ -41,8 +40,9 @@ from etl_craft.engine.transitions.values import AttemptOutcome
 from etl_craft.execution.processes import warm_start
 from etl_craft.execution.processes.identity import process_start
 from etl_craft.execution.processes.log_pump import LogPump, start_pump
-from etl_craft.execution.processes.task_context import HANDLER_MODULES, HandlerResult, StoredOffset, TaskContext
 from etl_craft.execution.processes.task_log import compose_task_log
+from etl_craft.handlers import dispatch
+from etl_craft.handlers.context import HandlerResult, StoredOffset, TaskContext
 
 EXIT_STALE = 20
 
@@ -228,8 +228,7 @@ def run_attempt(spec: ChildSpec) -> int:
             ctx, consumes = retrying(lambda: _load_context(db, spec, config), f"starting attempt {spec.attempt_id}")
             _output.parameters = config.redaction.values(ctx.handler.value, ctx.parameters)
             log.info("attempt %s of %s.%s started", ctx.attempt_number, ctx.pipeline_code, ctx.task_code)
-            module = importlib.import_module(HANDLER_MODULES[ctx.handler])
-            result: HandlerResult = module.run(ctx)
+            result = dispatch.run(ctx)
         except StaleTransitionError as stale:
             log.warning("%s", stale.message)
             return EXIT_STALE

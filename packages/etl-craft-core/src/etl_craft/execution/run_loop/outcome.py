@@ -12,7 +12,6 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 
 import sqlalchemy as sa
 
@@ -20,6 +19,7 @@ from etl_craft.core.actor import Actor, system_actor
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import RunStatus
 from etl_craft.core.errors import StaleTransitionError
+from etl_craft.core.sla import sla_verdict
 from etl_craft.engine import reads, transitions
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.records import gate_records
@@ -60,13 +60,6 @@ def judge_run(graph: Graph, states: Mapping[int, TaskState], skip_reasons: Mappi
     if because:
         parts.append("skipped because of the failure: " + ", ".join(because))
     return RunVerdict(RunStatus.FAILED, "; ".join(parts))
-
-
-def sla_verdict(sla_in_hours: Decimal | None, started: datetime, now: datetime) -> str | None:
-    if sla_in_hours is None:
-        return None
-    elapsed_hours = Decimal((now - started).total_seconds()) / Decimal(3600)
-    return "MET" if elapsed_hours <= sla_in_hours else "BREACHED"
 
 
 def settle(

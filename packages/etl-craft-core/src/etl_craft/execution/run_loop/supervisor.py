@@ -23,6 +23,7 @@ from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import ENDED_TASK, OWNED_ATTEMPT, AlertEvent, RunStatus
 from etl_craft.core.errors import EtlCraftError, StaleTransitionError
 from etl_craft.core.faults import fault_point
+from etl_craft.core.sla import sla_verdict
 from etl_craft.engine import reads, transitions
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.reads import AttemptRow, RunState
@@ -36,7 +37,7 @@ from etl_craft.execution.processes.identity import OwnerId
 from etl_craft.execution.readiness import Decision, Phase, TaskState, decide
 from etl_craft.execution.run_loop.attempts import AttemptProcesses
 from etl_craft.execution.run_loop.leases import RENEW_SECONDS, Heartbeat
-from etl_craft.execution.run_loop.outcome import settle, sla_verdict
+from etl_craft.execution.run_loop.outcome import settle
 from etl_craft.execution.run_loop.reconcile import reconcile
 from etl_craft.execution.run_loop.scope import Ending, Scope, Supervised
 from etl_craft.execution.run_loop.signals import StopSignals

@@ -10,7 +10,7 @@ status (Appendix B); a partial recipient refusal is a warning on a task that suc
 
 from __future__ import annotations
 
-from etl_craft.execution.processes.task_context import HandlerResult, TaskContext
+from etl_craft.handlers.context import HandlerResult, TaskContext
 from etl_craft.handlers.email_alert.relay import Letter, hand_over, refused_summary, sender_of
 from etl_craft.handlers.email_alert.report import body_text, pipelines_report, read_report
 from etl_craft.handlers.email_alert.template import parse_parameters, subject_line, substitute

@@ -16,12 +16,11 @@ import sqlalchemy as sa
 
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import DependencyType, Handler
-from etl_craft.core.errors import MetadataError
+from etl_craft.core.errors import MetadataError, TaskParameterError
+from etl_craft.core.sla import sla_verdict
 from etl_craft.engine import reads
 from etl_craft.engine.reads import RunRow, TaskRunRow
-from etl_craft.execution.processes.task_context import TaskContext
-from etl_craft.execution.run_loop.outcome import sla_verdict
-from etl_craft.execution.settings import TaskParameterError
+from etl_craft.handlers.context import TaskContext
 
 NOT_RUN = "NOT RUN"
 

@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from etl_craft.core.errors import TaskParameterError
 from etl_craft.core.text import did_you_mean, one_line
-from etl_craft.execution.settings import TaskParameterError
 
 OUTCOMES = ("SUCCESS", "COMPLETED_WITH_ERRORS", "FAILED")
 TOKENS = ("status", "pipeline_id", "pipeline_run_id", "pipeline_code", "task_code", "run_date", "error_message")

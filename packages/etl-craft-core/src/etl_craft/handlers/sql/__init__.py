@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from etl_craft.core.errors import SqlGuardError
 from etl_craft.engine import locks
-from etl_craft.execution.processes.task_context import Counts, HandlerResult, TaskContext
+from etl_craft.handlers.context import Counts, HandlerResult, TaskContext
 from etl_craft.handlers.sql import merge, replace
 from etl_craft.handlers.sql.catalog import target_key
 from etl_craft.handlers.sql.hashing import clear_version, publish_version

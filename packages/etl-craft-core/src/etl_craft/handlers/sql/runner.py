@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from etl_craft.core.errors import HandlerError, SqlGuardError
 from etl_craft.core.faults import fault_point
-from etl_craft.execution.processes.task_context import TaskContext
+from etl_craft.handlers.context import TaskContext
 from etl_craft.handlers.sql import columns as cols
 from etl_craft.handlers.sql.hashing import hash_sql, row_digest_sql
 from etl_craft.handlers.sql.spec import SqlTaskSpec

@@ -131,9 +131,9 @@ def _dependencies(snapshot: Snapshot) -> tuple[list[DependencyView], list[str], 
     return views, pending, blocked
 
 
-def scheduler_view(snapshot: Snapshot) -> tuple[Decision, Decision]:
-    """What the scheduler decides for the run's tasks as things stand, and once nothing else can start
-    (a FAILED upstream is final then): explain reports the scheduler's own judgement, never its own."""
+def run_loop_view(snapshot: Snapshot) -> tuple[Decision, Decision]:
+    """What the run loop decides for the run's tasks as things stand, and once nothing else can start
+    (a FAILED upstream is final then): explain reports the run loop's own judgement, never its own."""
     states = {task_id: _phase(snapshot, task_id) for task_id in snapshot.graph.tasks}
     return decide(snapshot.graph, states), decide(snapshot.graph, states, failure_final=True)
 
@@ -141,7 +141,7 @@ def scheduler_view(snapshot: Snapshot) -> tuple[Decision, Decision]:
 def _not_run(snapshot: Snapshot, run_cmd: str, pending: list[str], blocked: list[str]) -> tuple[str, str]:
     """The state and next action of a task that has not run under a run that goes on."""
     task_id = snapshot.task.task_id
-    now, final = scheduler_view(snapshot)
+    now, final = run_loop_view(snapshot)
     if task_id in now.skipped:
         return "unsatisfiable", (
             f"{now.skipped[task_id]}; it will not run under this run: a new run, or --force, runs it"

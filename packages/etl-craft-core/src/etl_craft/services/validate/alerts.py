@@ -6,9 +6,9 @@ import re
 from collections import Counter
 
 from etl_craft.core.enums import Handler
+from etl_craft.core.errors import TaskParameterError
 from etl_craft.core.text import did_you_mean
 from etl_craft.execution.graph import Graph, assemble_graph
-from etl_craft.execution.settings import TaskParameterError
 from etl_craft.handlers.email_alert.template import OUTCOMES, parse_parameters
 from etl_craft.services.validate.findings import Findings
 from etl_craft.services.validate.project import Project, Task

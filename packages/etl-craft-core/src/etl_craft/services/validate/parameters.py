@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from etl_craft.core.enums import Handler, RunCondition
+from etl_craft.core.errors import TaskParameterError
 from etl_craft.core.text import close_matches
 from etl_craft.execution.graph import TaskNode
-from etl_craft.execution.settings import COMMON_PARAMETERS, TaskParameterError, task_settings
+from etl_craft.execution.settings import COMMON_PARAMETERS, task_settings
 from etl_craft.handlers.sql.spec import SQL_PARAMETERS
 from etl_craft.services.validate.alerts import EMAIL_PARAMETERS
 from etl_craft.services.validate.findings import Findings

@@ -1,9 +1,4 @@
-"""What a handler is given and what it returns: the contract between the task process and handlers.
-
-Handlers live in the layer above execution, so the task process finds a handler by module name
-(`HANDLER_MODULES`) and calls its `run(ctx: TaskContext) -> HandlerResult`. Only the handler a task
-needs is imported, which keeps the PYTHON task's process free of sqlglot and warehouse drivers.
-"""
+"""What a handler is given and what it returns: the contract between the task process and handlers."""
 
 from __future__ import annotations
 
@@ -22,14 +17,7 @@ from etl_craft.engine.database import EngineDb
 from etl_craft.engine.schema.tables import aud_task_attempts
 from etl_craft.engine.transitions.values import Counts, StoredOffset
 
-__all__ = ["HANDLER_MODULES", "Counts", "HandlerResult", "StoredOffset", "TaskContext"]
-
-HANDLER_MODULES: Mapping[Handler, str] = {
-    Handler.PYTHON: "etl_craft.handlers.python_script",
-    Handler.SQL: "etl_craft.handlers.sql",
-    Handler.BUSINESS_RULES: "etl_craft.handlers.business_rules",
-    Handler.EMAIL_ALERT: "etl_craft.handlers.email_alert",
-}
+__all__ = ["Counts", "HandlerResult", "StoredOffset", "TaskContext"]
 
 
 @dataclass(frozen=True)
