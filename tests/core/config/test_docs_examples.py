@@ -52,4 +52,4 @@ def test_postgres_example_with_profiles(project, profile):
         assert config.orchestration.max_parallel_tasks == 2
         assert config.engine.secret_var == "ENGINE_SECRET"
         assert config.warehouse.auth_mode == "password"
-    assert config.cloning.enabled is True
+    assert (config.cloning.enabled, config.cloning.scope) == (False, "all")

@@ -108,11 +108,20 @@ def cloning(lines: str, *, warehouse: bool = True) -> str:
     return "Orchestration: {}\n" + ENGINE + (WAREHOUSE if warehouse else "") + "Cloning:\n" + body
 
 
-def test_cloning_enabled(project):
-    config = project.load(cloning("Enabled: true\nScope: ALL\nBase_location: s3://bucket/clones"))
-    assert config.cloning.enabled is True
+def test_cloning_settings_are_read_while_cloning_is_off(project):
+    config = project.load(cloning("Enabled: false\nScope: ALL\nBase_location: s3://bucket/clones"))
+    assert config.cloning.enabled is False
     assert config.cloning.scope == "all"
     assert config.cloning.base_location == "s3://bucket/clones"
+
+
+def test_cloning_enabled_is_refused_until_etl_craft_clones(project):
+    message = project.refuse(cloning("Enabled: true\nScope: all"))
+    assert message == (
+        "craft-connector.yml: Cloning.Enabled (line 7): this etl-craft release does not clone the Engine DB yet, so nothing would be "
+        "copied: found true; expected Enabled: false, or no Cloning section. Remove Enabled: true; cloning arrives "
+        "with `etl-craft clone` (docs/reference/configuration.md)"
+    )
 
 
 def test_cloning_enabled_needs_a_scope_other_than_none(project):

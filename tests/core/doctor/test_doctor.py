@@ -12,7 +12,6 @@ from aiosmtpd.controller import Controller
 
 from etl_craft.services.doctor import DoctorReport, run_checks
 from etl_craft.services.documents import document, plain
-from tests.fixtures import postgres as pg
 from tests.fixtures.cli import run_cli
 from tests.fixtures.project import Project
 from tests.fixtures.relays import Relay, free_port, start_relay
@@ -84,17 +83,6 @@ def test_an_unreachable_warehouse_fails(local: Project) -> None:
     configure(local, sections="Warehouse:\n  jdbc_url: jdbc:postgresql://127.0.0.1:1/nothing\n  schema: public\n")
     found = line(checks(local), "Warehouse")
     assert found.startswith("[FAIL] Warehouse: PostgreSQL at postgresql://127.0.0.1:1/nothing: OperationalError")
-
-
-@pytest.mark.parametrize("dialect", [pytest.param("postgresql", marks=pytest.mark.postgres)], indirect=True)
-def test_cloning_into_the_engine_dbs_own_schema_fails(project: Project) -> None:
-    """Only PostgreSQL lets the Engine DB and the warehouse share a database."""
-    warehouse = (
-        f"Warehouse:\n  jdbc_url: {pg.jdbc_url(project.pg_database or '')}\n  schema: public\n  user: {pg.PG_USER}\n"
-    )
-    configure(project, sections=warehouse + "Cloning:\n  Enabled: true\n  Scope: cfg\n")
-    found = line(checks(project), "Cloning")
-    assert found.startswith("[FAIL] Cloning: the copies would go to schema public, which holds the Engine DB itself")
 
 
 # --- the email relay -----------------------------------------------------------------------------

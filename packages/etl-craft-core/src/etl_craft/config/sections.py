@@ -399,6 +399,16 @@ def parse_cloning(ctx: Context, body: object, default_profile: str | None, *, ha
             expected="Scope cfg, aud or all",
             remedy="choose the tables to copy, or set Enabled: false",
         )
+    if enabled:
+        # Refused rather than accepted: this release has no clone (no `etl-craft clone`, no mirror
+        # tables), and a setting that silently copies nothing would promise a mirror that never comes.
+        raise reader.error(
+            "Enabled",
+            "this etl-craft release does not clone the Engine DB yet, so nothing would be copied",
+            found="true",
+            expected="Enabled: false, or no Cloning section",
+            remedy="remove Enabled: true; cloning arrives with `etl-craft clone` (docs/reference/configuration.md)",
+        )
     return CloningSettings(
         enabled=enabled,
         scope=scope or "none",

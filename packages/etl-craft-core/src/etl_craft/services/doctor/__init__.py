@@ -82,7 +82,6 @@ def run_checks(
         results += project.files_check(config)
         results += connections.warehouse_check(config, db)
         results += connections.email_check(config)
-        results += project.cloning_check(config)
         results += project.folders_check(config)
         results += project.gates_check(config)
     finally:

@@ -10,7 +10,6 @@ from etl_craft.config.dialects import engine_form
 from etl_craft.config.model import ConnectionProfile, ConnectorConfig
 from etl_craft.config.warehouses import describe_login
 from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
-from etl_craft.warehouse.dialect import load_dialect
 
 PROJECT_FOLDERS = ("sql_files", "ingestion_scripts", "migrations")
 
@@ -160,27 +159,3 @@ def gates_check(config: ConnectorConfig) -> list[CheckResult]:
             "use enforce outside development",
         )
     ]
-
-
-def _engine_address(profile: ConnectionProfile) -> tuple[str, int, str] | None:
-    form = engine_form(profile.jdbc_url)
-    return form.address(profile.jdbc_url) if form is not None and form.address else None
-
-
-def cloning_check(config: ConnectorConfig) -> list[CheckResult]:
-    cloning = config.cloning
-    if not cloning.enabled or config.warehouse is None:
-        return []
-    warehouse, engine = config.warehouse, config.engine
-    address = load_dialect(config).server_address()
-    same_database = address is not None and address == _engine_address(engine)
-    if same_database and (warehouse.schema or "").lower() == (engine.schema or "").lower():
-        return [
-            CheckResult(
-                "Cloning",
-                FAIL,
-                f"the copies would go to schema {warehouse.schema}, which holds the Engine DB itself; "
-                "point Warehouse.schema at another schema",
-            )
-        ]
-    return [CheckResult("Cloning", OK, f"copies the {cloning.scope} tables into {warehouse.schema}")]
