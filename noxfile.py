@@ -52,7 +52,8 @@ def tests_postgres(session: nox.Session) -> None:
 
 @nox.session
 def chaos(session: nox.Session) -> None:
-    """The crash and race scenarios, repeated (CHAOS_ITERATIONS, default 20) on both Engine DBs."""
+    """The crash and race scenarios (left out of a plain pytest run), repeated (CHAOS_ITERATIONS, default
+    20) on both Engine DBs. .ci/run runs them once per build."""
     iterations = os.environ.get("CHAOS_ITERATIONS", "20")
     uv_run(
         session,

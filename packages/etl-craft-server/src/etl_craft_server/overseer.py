@@ -10,9 +10,8 @@ Orchestration.Max_parallel_tasks task processes for all runs, applies completion
 timeouts, cancellations and SLA checks, and ends settled runs. The same RunSupervisor runs
 `etl-craft run --pipeline_code` in the foreground.
 
-Only unfinished runs and their graphs are in memory. Graphs and schedules are reloaded when the
-metadata version (the newest AUD_METADATA_CHANGES id, which every CFG_ insert, update and delete
-moves) changes; a restart rebuilds everything from the Engine DB.
+Only unfinished runs and their graphs are in memory (metadata_cache.py); a restart rebuilds
+everything from the Engine DB.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from etl_craft.config.model import ConnectorConfig
 from etl_craft.core.actor import Actor, host_name
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import UNFINISHED_RUN, ActorKind, AlertEvent, Handler
-from etl_craft.core.errors import EtlCraftError, LockTimeoutError, StaleTransitionError
+from etl_craft.core.errors import LockTimeoutError, StaleTransitionError
 from etl_craft.engine import locks, reads, transitions
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.reads import PipelineRow
@@ -39,7 +38,6 @@ from etl_craft.engine.transitions import EVENTS_CHANNEL
 from etl_craft.execution.alert_channels import notify
 from etl_craft.execution.alert_channels.notify import gate_wait_hook
 from etl_craft.execution.gates.admission import PipelineAdmission, admit_lock
-from etl_craft.execution.graph import Graph, load_graphs
 from etl_craft.execution.processes.identity import OwnerId
 from etl_craft.execution.processes.local_provider import LocalProvider
 from etl_craft.execution.run_loop.leases import lease_until
@@ -47,6 +45,7 @@ from etl_craft.execution.run_loop.reconcile import LostAttempt, reconcile
 from etl_craft.execution.run_loop.signals import StopSignals
 from etl_craft.execution.run_loop.supervisor import RunSupervisor
 from etl_craft_server.events import Events
+from etl_craft_server.metadata_cache import MetadataCache
 from etl_craft_server.schedule_clock import ScheduleClock
 from etl_craft_server.schedules import Schedules
 
@@ -106,10 +105,7 @@ class Overseer:
         )
         self.listener = db.dialect.listener(db, EVENTS_CHANNEL)
         self.sweep_seconds = db.dialect.sweep_seconds
-        self.pipelines: dict[int, PipelineRow] = {}
-        self.graphs: dict[int, Graph] = {}
-        self.broken: dict[int, str] = {}  # pipeline id -> why its graph can't load (until metadata changes)
-        self.metadata_version: int | None = -1
+        self.metadata = MetadataCache(db, self.schedules)
         self.held: dict[int, _Held] = {}
         self.supervised: dict[int, _Supervised] = {}
         self._last_reconcile = float("-inf")
@@ -162,7 +158,7 @@ class Overseer:
         if self._stop_at is None:
             if time.monotonic() - self._last_reconcile >= RECONCILE_SECONDS:
                 self._reconcile()
-            self._refresh_metadata()
+            self.metadata.refresh()
             self._answered()  # the metadata version was read: the Engine DB answers
             self.schedules.create_due(self.clock.now())
             self._admit_and_take_over(events)
@@ -209,7 +205,7 @@ class Overseer:
                 .join(task_runs, task_runs.c.pipeline_run_id == runs.c.pipeline_run_id)
                 .where(task_runs.c.task_run_id == lost.task_run_id)
             ).scalar_one()
-        pipeline = self.pipelines.get(pipeline_id)
+        pipeline = self.metadata.pipelines.get(pipeline_id)
         code = pipeline.pipeline_code if pipeline else f"pipeline {pipeline_id}"
         notify.announce(
             self.db,
@@ -219,39 +215,6 @@ class Overseer:
             attempt_id=lost.attempt_id,
             error=lost.message,
         )
-
-    def _refresh_metadata(self) -> None:
-        changes = t.aud_metadata_changes
-        with self.db.read() as conn:
-            version = conn.execute(sa.select(sa.func.max(changes.c.change_id))).scalar()
-            if version == self.metadata_version:
-                return
-            self.pipelines = {p.pipeline_id: p for p in reads.pipelines(conn)}
-            self.schedules.load(conn, list(self.pipelines.values()))
-        if self.metadata_version != -1:
-            log.info("metadata changed (version %s): pipelines, graphs and schedules reloaded", version)
-        self.metadata_version = version
-        self.graphs.clear()
-        self.broken.clear()
-
-    def _graph(self, pipeline: PipelineRow) -> Graph | None:
-        self._load_graphs([pipeline])
-        return self.graphs.get(pipeline.pipeline_id)
-
-    def _load_graphs(self, pipelines: list[PipelineRow]) -> None:
-        """Load the graphs not yet in memory, all from the same few queries; remember the broken ones."""
-        missing = [p for p in pipelines if p.pipeline_id not in self.graphs and p.pipeline_id not in self.broken]
-        if not missing:
-            return
-        with self.db.read() as conn:
-            found = load_graphs(conn, missing)
-        for pipeline in missing:
-            graph = found[pipeline.pipeline_id]
-            if isinstance(graph, EtlCraftError):
-                self.broken[pipeline.pipeline_id] = graph.message
-                log.error("%s: its runs wait until the metadata is fixed: %s", pipeline.pipeline_code, graph.message)
-            else:
-                self.graphs[pipeline.pipeline_id] = graph
 
     def _active_runs(self) -> tuple[list[_ActiveRun], set[int]]:
         """Every QUEUED and IN-PROGRESS run (one query on the partial index), and the paused pipelines."""
@@ -292,7 +255,7 @@ class Overseer:
             by_pipeline[run.pipeline_id].append(run)
         due: list[tuple[PipelineRow, _ActiveRun]] = []
         for pipeline_id, runs in by_pipeline.items():
-            pipeline = self.pipelines.get(pipeline_id)
+            pipeline = self.metadata.pipelines.get(pipeline_id)
             if pipeline is None:
                 continue  # a retired pipeline: its unfinished runs are left to an operator
             in_progress = [r for r in runs if r.status == "IN-PROGRESS"]
@@ -313,11 +276,13 @@ class Overseer:
     def _admit_ungated(self, due: list[tuple[PipelineRow, _ActiveRun]], now: datetime) -> set[int]:
         """Admit at once every due run without pipeline gates (after a tick, often most of them); the
         rest, and all of them when another admitter interferes, go through `_admit` one at a time."""
-        self._load_graphs([pipeline for pipeline, _run in due])
+        self.metadata.load_graphs([pipeline for pipeline, _run in due])
         candidates = {
             run.pipeline_run_id: pipeline
             for pipeline, run in due
-            if run.pipeline_run_id not in self.held and self._free(run, now) and self._graph(pipeline) is not None
+            if run.pipeline_run_id not in self.held
+            and self._free(run, now)
+            and self.metadata.graph(pipeline) is not None
         }
         if len(candidates) < 2:
             return set()
@@ -340,7 +305,7 @@ class Overseer:
         held = self.held.get(run_id)
         if held is not None and held.next_look > now and run_id not in events.runs:
             return
-        if self._graph(pipeline) is None:
+        if self.metadata.graph(pipeline) is None:
             return
         if held is None:
             if not self._free(run, now):
@@ -381,7 +346,7 @@ class Overseer:
 
     def _take_over(self, pipeline: PipelineRow, run_id: int) -> None:
         """An IN-PROGRESS run nobody holds (its overseer or foreground run stopped) is resumed here."""
-        if self._graph(pipeline) is None:
+        if self.metadata.graph(pipeline) is None:
             return
         now = utc_now()
         try:
@@ -393,7 +358,7 @@ class Overseer:
         self._supervise_run(pipeline, run_id)
 
     def _supervise_run(self, pipeline: PipelineRow, run_id: int) -> None:
-        graph = self.graphs[pipeline.pipeline_id]
+        graph = self.metadata.graphs[pipeline.pipeline_id]
         supervisor = RunSupervisor(
             db=self.db,
             config=self.config,
