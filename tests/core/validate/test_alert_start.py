@@ -15,7 +15,7 @@ from etl_craft.core.enums import DependencyType, Handler, RunCondition
 from etl_craft.engine.reads import PipelineRow
 from etl_craft.execution.graph import Edge, Graph, TaskNode
 from etl_craft.execution.readiness import Phase, TaskState, decide
-from etl_craft.services.validate.alerts import ended_before_start
+from etl_craft.services.validate.email_alerts import ended_before_start
 from tests.core.validate.conftest import ValidateProject, clean, find
 from tests.fixtures.harness import TaskSpec
 

@@ -26,7 +26,7 @@ from etl_craft.handlers.email_alert.template import OUTCOMES, parse_parameters
 from etl_craft.handlers.python_script import input_params, script_file
 from etl_craft.handlers.sql.spec import ACTIONS, SQL_PARAMETERS, TaskIdentity, parse_spec
 from etl_craft.handlers.sql.text import TOKEN_SWITCHES
-from etl_craft.services.validate.alerts import EMAIL_PARAMETERS
+from etl_craft.services.validate.email_alerts import EMAIL_PARAMETERS
 
 pytestmark = pytest.mark.unit
 

@@ -13,8 +13,8 @@ from etl_craft.config.model import ConnectorConfig
 from etl_craft.engine import reads
 from etl_craft.engine.reads.cfg_rows import read_cfg_rows
 from etl_craft.services.context import OperationContext
-from etl_craft.services.validate.alerts import check_alerts
 from etl_craft.services.validate.dependencies import check_task_dependencies
+from etl_craft.services.validate.email_alerts import check_alerts
 from etl_craft.services.validate.findings import FAIL, WARN, Finding, Findings, ValidationReport
 from etl_craft.services.validate.parameters import check_parameters
 from etl_craft.services.validate.pipelines import check_pipelines

@@ -10,7 +10,7 @@ from etl_craft.core.text import close_matches
 from etl_craft.execution.graph import TaskNode
 from etl_craft.execution.settings import COMMON_PARAMETERS, task_settings
 from etl_craft.handlers.sql.spec import SQL_PARAMETERS
-from etl_craft.services.validate.alerts import EMAIL_PARAMETERS
+from etl_craft.services.validate.email_alerts import EMAIL_PARAMETERS
 from etl_craft.services.validate.findings import Findings
 from etl_craft.services.validate.project import Project, Task
 

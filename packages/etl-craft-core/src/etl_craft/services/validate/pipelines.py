@@ -10,7 +10,7 @@ from typing import Any
 
 from etl_craft.core import cron
 from etl_craft.core.text import CODE_RULE, close_matches, did_you_mean, is_valid_code
-from etl_craft.services.validate.alerts import is_email_address
+from etl_craft.services.validate.email_alerts import is_email_address
 from etl_craft.services.validate.findings import Findings
 from etl_craft.services.validate.project import Pipeline, Project
 
