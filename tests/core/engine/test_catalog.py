@@ -317,7 +317,9 @@ def test_migrating_from_the_first_migration_gives_the_catalog_of_schema_sql(empt
     finally:
         if target:
             pg.drop_database(target)
-    assert stepwise == expected
+    # A migration that rebuilds a SQLite table (to change a CHECK constraint) moves it to the end of
+    # sqlite_master; the order of tables is no part of the catalog.
+    assert sorted(stepwise, key=lambda table: table.name) == sorted(expected, key=lambda table: table.name)
     assert stepwise_functions == expected_functions
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from etl_craft.core.enums import AlertEvent
+from etl_craft.core.enums import AlertEvent, ApiRole
 
 ACTOR_KINDS = ("HUMAN", "SCHEDULE", "ORCHESTRATOR", "WORKER", "SYSTEM")
 YES_NO = ("Y", "N")
@@ -717,12 +717,14 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
             Col("TOKEN_ID", "BIGSERIAL", nullable=False),
             Col("NAME", "VARCHAR(128)", nullable=False),
             Col("TOKEN_SHA256", "VARCHAR(64)", nullable=False),
-            Col("ROLE", "VARCHAR(16)", nullable=False, allowed=("viewer", "operator", "admin")),
+            Col("ROLE", "VARCHAR(16)", nullable=False, allowed=tuple(r.value for r in ApiRole)),
             Col("PROJECT_ID", "BIGINT"),
             Col("CREATED_BY", "VARCHAR(128)", nullable=False),
             Col("CREATED_AT", "TIMESTAMP", nullable=False),
             Col("EXPIRES_AT", "TIMESTAMP"),
             Col("REVOKED_AT", "TIMESTAMP"),
+            # When the HTTP API last accepted the token (to the minute: see etl_craft_server.api.access).
+            Col("LAST_USED_AT", "TIMESTAMP"),
         ),
         ("TOKEN_ID",),
         unique=(Unique("ux_api_tokens_sha256", ("TOKEN_SHA256",)),),

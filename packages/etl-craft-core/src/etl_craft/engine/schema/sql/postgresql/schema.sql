@@ -500,8 +500,9 @@ CREATE TABLE CFG_API_TOKENS (
     CREATED_AT TIMESTAMP NOT NULL,
     EXPIRES_AT TIMESTAMP,
     REVOKED_AT TIMESTAMP,
+    LAST_USED_AT TIMESTAMP,
     CONSTRAINT pk_cfg_api_tokens PRIMARY KEY (TOKEN_ID),
-    CONSTRAINT ck_cfg_api_tokens_role CHECK (ROLE IN ('viewer', 'operator', 'admin'))
+    CONSTRAINT ck_cfg_api_tokens_role CHECK (ROLE IN ('viewer', 'operator', 'developer', 'admin'))
 );
 CREATE UNIQUE INDEX ux_api_tokens_sha256 ON CFG_API_TOKENS (TOKEN_SHA256);
 

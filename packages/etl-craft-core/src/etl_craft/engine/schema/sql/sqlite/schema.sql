@@ -480,7 +480,8 @@ CREATE TABLE CFG_API_TOKENS (
     CREATED_AT TEXT NOT NULL,
     EXPIRES_AT TEXT,
     REVOKED_AT TEXT,
-    CONSTRAINT ck_cfg_api_tokens_role CHECK (ROLE IN ('viewer', 'operator', 'admin'))
+    LAST_USED_AT TEXT,
+    CONSTRAINT ck_cfg_api_tokens_role CHECK (ROLE IN ('viewer', 'operator', 'developer', 'admin'))
 );
 CREATE UNIQUE INDEX ux_api_tokens_sha256 ON CFG_API_TOKENS (TOKEN_SHA256);
 

@@ -1,0 +1,113 @@
+"""One throwaway project per module with a pipeline, a run and a token of every kind, served
+in-process through FastAPI's TestClient (real HTTP semantics, real Engine DB, no sockets)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from etl_craft.core.actor import Actor, acting_as
+from etl_craft.core.clock import utc_now
+from etl_craft.core.enums import ActorKind
+from etl_craft.engine.records.api_tokens import insert_token
+from etl_craft.engine.schema import migrations
+from etl_craft.services.access.tokens import TOKEN_PREFIX, create_token, digest, revoke_token
+from etl_craft.services.context import OperationContext
+from etl_craft_server.api.app import create_app
+from tests.fixtures import postgres as pg
+from tests.fixtures.harness import Harness, TaskSpec
+from tests.fixtures.project import Project
+
+ADMIN = Actor("admin@test", ActorKind.HUMAN)
+
+
+@dataclass
+class Api:
+    client: TestClient
+    harness: Harness
+    ctx: OperationContext
+    tokens: dict[str, str]  # kind -> token value (viewer, operator, developer, admin, revoked, expired, ci-bot)
+
+    def headers(self, kind: str | None) -> dict[str, str]:
+        return {} if kind is None else {"Authorization": f"Bearer {self.tokens[kind]}"}
+
+    def get(self, path: str, kind: str | None = "viewer", **params: object):  # type: ignore[no-untyped-def]
+        return self.client.get(path, headers=self.headers(kind), params=params)
+
+    def post(self, path: str, body: object, kind: str | None = "operator"):  # type: ignore[no-untyped-def]
+        return self.client.post(path, headers=self.headers(kind), json=body)
+
+
+def _tokens(ctx: OperationContext) -> dict[str, str]:
+    with acting_as(ADMIN):
+        made = {
+            role: create_token(ctx, f"{role}-token", role, None).value
+            for role in ("viewer", "operator", "developer", "admin")
+        }
+        made["ci-bot"] = create_token(ctx, "ci-bot", "operator", "90d").value
+        made["revoked"] = create_token(ctx, "gone", "admin", None).value
+        revoke_token(ctx, "gone")
+        # An expired token can't be created through the service (it refuses a past expiry).
+        made["expired"] = TOKEN_PREFIX + "expired-for-the-test"
+        now = utc_now()
+        insert_token(
+            ctx.db,
+            name="old",
+            token_sha256=digest(made["expired"]),
+            role="admin",
+            actor=ADMIN,
+            now=now - timedelta(days=2),
+            expires_at=now - timedelta(days=1),
+        )
+    return made
+
+
+def build_api(root: Path, dialect: str, pg_database: str | None) -> tuple[Api, Project]:
+    project = Project(root, dialect, pg_database)
+    project.write_config()
+    db = project.open_db(create=True)
+    migrations.init_db(db)
+    harness = Harness(project)
+    harness.pipeline(
+        "sales",
+        [TaskSpec("extract"), TaskSpec("load", parameters={"API_TOKEN": "s3cr3t-value"})],
+        [("load", "extract", "SUCCESS")],
+    )
+    ctx = OperationContext(config=project.load(), db=db, actor=ADMIN)
+    tokens = _tokens(ctx)
+    client = TestClient(create_app(ctx.config, db), raise_server_exceptions=False)
+    return Api(client, harness, ctx, tokens), project
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    """A SQLite project shared by a module's tests (the role matrix and input checks only read, or
+    are refused before they change anything)."""
+    built, project = build_api(tmp_path_factory.mktemp("api"), "sqlite", None)
+    yield built
+    built.harness.close()
+    project.close()
+
+
+@pytest.fixture(
+    params=[pytest.param("sqlite", marks=pytest.mark.sqlite), pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+def fresh_api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Api]:
+    """A project of its own on each dialect, for tests that change runs."""
+    if request.param == "postgresql":
+        pg.require_postgres()
+        with pg.throwaway_database() as name:
+            built, project = build_api(tmp_path, "postgresql", name)
+            yield built
+            built.harness.close()
+            project.close()
+    else:
+        built, project = build_api(tmp_path, "sqlite", None)
+        yield built
+        built.harness.close()
+        project.close()
