@@ -36,8 +36,14 @@ def _run(args: argparse.Namespace) -> int:
         elif args.token_command == "list":
             listed = tokens.list_tokens(ctx)
             rows = [
-                [t.token_id, t.name, t.role, t.created_by, when(t.created_at), when(t.expires_at)]
-                + [when(t.revoked_at), when(t.last_used_at)]
+                [
+                    t.token_id,
+                    t.name,
+                    t.role,
+                    t.created_by,
+                    *map(when, (t.created_at, t.expires_at)),
+                    *map(when, (t.revoked_at, t.last_used_at)),
+                ]
                 for t in listed.tokens
             ]
             header = [
