@@ -3,14 +3,19 @@ in-process through FastAPI's TestClient (real HTTP semantics, real Engine DB, no
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from etl_craft.cli.main import main
 from etl_craft.core.actor import Actor, acting_as
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import ActorKind
@@ -20,10 +25,20 @@ from etl_craft.services.access.tokens import TOKEN_PREFIX, create_token, digest,
 from etl_craft.services.context import OperationContext
 from etl_craft_server.api.app import create_app
 from tests.fixtures import postgres as pg
-from tests.fixtures.harness import Harness, TaskSpec
+from tests.fixtures.harness import Harness, TaskSpec, pipeline_sql
 from tests.fixtures.project import Project
 
 ADMIN = Actor("admin@test", ActorKind.HUMAN)
+SECRET = "s3cr3t-value"  # a sensitive task parameter's value: no response may carry it
+
+
+def cli_json(project: Project, *args: str) -> Any:
+    """`etl-craft <args> --format json` in this process (a subprocess costs seconds here): its document."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main([*args, "--config", str(project.config_path), "--format", "json"])
+    assert status == 0, out.getvalue()
+    return json.loads(out.getvalue())
 
 
 @dataclass
@@ -32,6 +47,10 @@ class Api:
     harness: Harness
     ctx: OperationContext
     tokens: dict[str, str]  # kind -> token value (viewer, operator, developer, admin, revoked, expired, ci-bot)
+    project: Project
+
+    def cli(self, *args: str) -> Any:
+        return cli_json(self.project, *args)
 
     def headers(self, kind: str | None) -> dict[str, str]:
         return {} if kind is None else {"Authorization": f"Bearer {self.tokens[kind]}"}
@@ -68,20 +87,20 @@ def _tokens(ctx: OperationContext) -> dict[str, str]:
 
 
 def build_api(root: Path, dialect: str, pg_database: str | None) -> tuple[Api, Project]:
+    """`pg_database` is a copy of the session's initialised template; a SQLite file is initialised here."""
     project = Project(root, dialect, pg_database)
     project.write_config()
     db = project.open_db(create=True)
-    migrations.init_db(db)
+    if pg_database is None:
+        migrations.init_db(db)
     harness = Harness(project)
-    harness.pipeline(
-        "sales",
-        [TaskSpec("extract"), TaskSpec("load", parameters={"API_TOKEN": "s3cr3t-value"})],
-        [("load", "extract", "SUCCESS")],
-    )
+    tasks = [TaskSpec("extract"), TaskSpec("load", parameters={"API_TOKEN": SECRET})]
+    (root / "migrations" / "0001_sales.sql").write_text(pipeline_sql("sales", tasks, [("load", "extract", "SUCCESS")]))
+    cli_json(project, "migrate")
     ctx = OperationContext(config=project.load(), db=db, actor=ADMIN)
     tokens = _tokens(ctx)
     client = TestClient(create_app(ctx.config, db), raise_server_exceptions=False)
-    return Api(client, harness, ctx, tokens), project
+    return Api(client, harness, ctx, tokens, project), project
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +119,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
 def fresh_api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Api]:
     """A project of its own on each dialect, for tests that change runs."""
     if request.param == "postgresql":
-        pg.require_postgres()
-        with pg.throwaway_database() as name:
+        with pg.throwaway_database(template=request.getfixturevalue("pg_template")) as name:
             built, project = build_api(tmp_path, "postgresql", name)
             yield built
             built.harness.close()

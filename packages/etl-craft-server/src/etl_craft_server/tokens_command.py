@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from etl_craft.cli.framework import Command
+from etl_craft.cli.framework import Command, add_global_options
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -20,6 +20,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     sub.add_parser("list", help="list tokens: name, role, expiry, revocation, last use (never the token)")
     revoke = sub.add_parser("revoke", help="revoke every live token with this name")
     revoke.add_argument("--name", required=True)
+    for action in sub.choices.values():  # --config, --format, ... after the action too
+        add_global_options(action, suppress=True)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -77,10 +77,15 @@ class ApiListener:
 
 
 def serve_alone(config: ConnectorConfig, db: EngineDb) -> None:
-    """`etl-craft server --api-only`: the API in the foreground until SIGTERM or Ctrl-C (uvicorn's own
-    handlers), with no overseer (a read-mostly replica beside another server's overseer)."""
-    server = _server(config, db)
-    log.info("etl-craft server --api-only: HTTP API on http://%s/api/v1", config.orchestration.api_address)
-    server.run()
-    if not server.started:
-        raise _refused(config.orchestration.api_address)
+    """`etl-craft server --api-only`: the API until SIGTERM or Ctrl-C, with no overseer (a read-mostly
+    replica beside another server's overseer). The main thread waits for the signal, as the overseer
+    does, so the process ends with exit 0 after uvicorn has finished its requests."""
+    from etl_craft.execution.run_loop.signals import StopSignals
+
+    listener = ApiListener(config, db)
+    with StopSignals("etl-craft server --api-only").installed() as signals:
+        listener.start()
+        while signals.sleep(3600.0):
+            pass
+        log.info("etl-craft server --api-only: stopping (%s)", signals.reason)
+        listener.stop()
