@@ -59,7 +59,8 @@ def _roles_table() -> str:
     return "\n".join(lines)
 
 
-def create_app(config: ConnectorConfig, db: EngineDb) -> FastAPI:
+def build_app() -> FastAPI:
+    """The application without an Engine DB: what the OpenAPI description is generated from."""
     app = FastAPI(
         title="etl-craft API",
         version="1",
@@ -70,10 +71,22 @@ def create_app(config: ConnectorConfig, db: EngineDb) -> FastAPI:
         docs_url="/api/v1/docs",
         redoc_url=None,
     )
-    app.state.api = ApiState(config, db)
     app.include_router(router)
     app.add_exception_handler(NotAuthenticated, _on_not_authenticated)
     for error_class, handler in problems.HANDLERS:
         app.add_exception_handler(error_class, handler)
     app.add_middleware(BodyLimit)
     return app
+
+
+def create_app(config: ConnectorConfig, db: EngineDb) -> FastAPI:
+    app = build_app()
+    app.state.api = ApiState(config, db)
+    return app
+
+
+def openapi_text() -> str:
+    """The OpenAPI description as committed in docs/reference/openapi.json."""
+    import json
+
+    return json.dumps(build_app().openapi(), indent=2, ensure_ascii=False) + "\n"

@@ -11,6 +11,8 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from etl_craft.core import errors as e
 from etl_craft.engine.retry import TRANSIENT, first_line
@@ -114,6 +116,32 @@ async def on_bad_input(_request: Request, error: Exception) -> JSONResponse:
     return error_response(refusal, 422)
 
 
+def _allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path (Starlette names only the first route's)."""
+    methods: set[str] = set()
+    for route in request.app.routes:
+        match, _ = route.matches(request.scope)  # PARTIAL: the path matches, the method does not
+        if match != Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return ", ".join(sorted(methods))
+
+
+async def on_http_error(request: Request, error: Exception) -> JSONResponse:
+    """Refusals made by the framework itself (an unknown path, a method the path lacks, a body that
+    is not JSON), in the same shape as every other refusal."""
+    assert isinstance(error, StarletteHTTPException)
+    refusal = e.UsageError(
+        "the request",
+        found=str(error.detail),
+        remedy="the OpenAPI description (/api/v1/openapi.json) lists every path, method and body",
+    )
+    status = 422 if error.status_code == 400 else error.status_code  # an unreadable body is bad input
+    headers = dict(error.headers or {})
+    if status == 405:
+        headers["Allow"] = _allowed_methods(request)
+    return error_response(refusal, status, headers)
+
+
 async def on_unexpected(_request: Request, error: Exception) -> JSONResponse:
     """A bug: logged with its traceback on the server, a one-line 500 to the client."""
     log.error("unexpected %s in the HTTP API", type(error).__name__, exc_info=error)
@@ -127,6 +155,7 @@ async def on_unexpected(_request: Request, error: Exception) -> JSONResponse:
 HANDLERS = (
     (e.EtlCraftError, on_etl_craft_error),
     (RequestValidationError, on_bad_input),
+    (StarletteHTTPException, on_http_error),
     *((cls, on_engine_db_outage) for cls in TRANSIENT),
     (sa.exc.DBAPIError, on_unexpected),
     (Exception, on_unexpected),

@@ -23,6 +23,7 @@ from etl_craft.services.context import OperationContext
 from etl_craft.services.documents import document
 from etl_craft_server.api.access import requires
 from etl_craft_server.api.bodies import BackfillBody, CreateRunBody, MarkBody, ReasonBody, RerunBody
+from etl_craft_server.api.problems import ErrorDocument
 
 PROJECT = "default"  # the only project until projects in one Engine DB exist (S5.G)
 MAX_PAGE = 100  # runs per page; a larger limit is refused, not silently cut
@@ -43,6 +44,19 @@ class Endpoint:
 
 
 ENDPOINTS: list[Endpoint] = []
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorDocument, "description": meaning}
+    for status, meaning in (
+        (400, "a combination of values the operation refuses (a usage error)"),
+        (401, "no bearer token, or one that is unknown, revoked or expired"),
+        (403, "the token's role is below the endpoint's minimum"),
+        (404, "an unknown project, pipeline, task or run, named in the message"),
+        (409, "a refused transition: the run or pipeline is not in a state that allows it"),
+        (413, "a request body over 64 KiB"),
+        (422, "a field or parameter out of its rules, named with the value found"),
+        (503, "the Engine DB does not answer; try again after Retry-After seconds"),
+    )
+}
 router = APIRouter()
 
 
@@ -73,7 +87,7 @@ def endpoint(method: str, path: str, role: ApiRole, kind: str, summary: str) -> 
             f"Returns the `etl-craft/{kind}/1` document.",
             response_class=JSONResponse,
             dependencies=[Depends(project_scope)] if scoped else [],
-            responses={200: {"description": f"an etl-craft/{kind}/1 document"}},
+            responses={200: {"description": f"an etl-craft/{kind}/1 document"}, **ERROR_RESPONSES},
         )(function)
 
     return register
