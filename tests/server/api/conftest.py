@@ -3,6 +3,7 @@ in-process through FastAPI's TestClient (real HTTP semantics, real Engine DB, no
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import io
 import json
@@ -22,6 +23,7 @@ from etl_craft.core.enums import ActorKind
 from etl_craft.engine.records.api_tokens import insert_token
 from etl_craft.engine.schema import migrations
 from etl_craft.services.access.tokens import TOKEN_PREFIX, create_token, digest, revoke_token
+from etl_craft.services.access.users import create_user, disable_user
 from etl_craft.services.context import OperationContext
 from etl_craft_server.api.app import create_app
 from tests.fixtures import postgres as pg
@@ -29,6 +31,8 @@ from tests.fixtures.harness import Harness, TaskSpec, pipeline_sql
 from tests.fixtures.project import Project
 
 ADMIN = Actor("admin@test", ActorKind.HUMAN)
+# People signing in with a password (HTTP Basic): an operator, and an admin that was disabled.
+USERS = {"user": ("olga", "a long passphrase 1"), "disabled": ("dora", "a long passphrase 2")}
 SECRET = "s3cr3t-value"  # a sensitive task parameter's value: no response may carry it
 
 
@@ -53,7 +57,12 @@ class Api:
         return cli_json(self.project, *args)
 
     def headers(self, kind: str | None) -> dict[str, str]:
-        return {} if kind is None else {"Authorization": f"Bearer {self.tokens[kind]}"}
+        if kind is None:
+            return {}
+        if kind in USERS:
+            name, password = USERS[kind]
+            return {"Authorization": "Basic " + base64.b64encode(f"{name}:{password}".encode()).decode()}
+        return {"Authorization": f"Bearer {self.tokens[kind]}"}
 
     def get(self, path: str, kind: str | None = "viewer", **params: object):  # type: ignore[no-untyped-def]
         return self.client.get(path, headers=self.headers(kind), params=params)
@@ -71,6 +80,9 @@ def _tokens(ctx: OperationContext) -> dict[str, str]:
         made["ci-bot"] = create_token(ctx, "ci-bot", "operator", "90d").value
         made["revoked"] = create_token(ctx, "gone", "admin", None).value
         revoke_token(ctx, "gone")
+        create_user(ctx, USERS["user"][0], "operator", USERS["user"][1])
+        create_user(ctx, USERS["disabled"][0], "admin", USERS["disabled"][1])
+        disable_user(ctx, USERS["disabled"][0])
         # An expired token can't be created through the service (it refuses a past expiry).
         made["expired"] = TOKEN_PREFIX + "expired-for-the-test"
         now = utc_now()

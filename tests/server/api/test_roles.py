@@ -1,8 +1,9 @@
 """Every endpoint × every kind of caller, generated from the endpoint -> minimum role table.
 
-Allowed callers of a write send a body the endpoint refuses (422), so the matrix changes nothing:
-a 422 proves the request passed authentication and authorisation. Users (CFG_USERS) don't exist yet
-(see docs/guides/api.md), so there is no disabled-user column.
+Callers: a token of each role, no credentials, a revoked and an expired token, a user (operator,
+signing in with its password) and a disabled user. Allowed callers of a write send a body the
+endpoint refuses (422), so the matrix changes nothing: a 422 proves the request passed
+authentication and authorisation.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from etl_craft_server.api.routes import ENDPOINTS, Endpoint
 
 pytestmark = pytest.mark.sqlite
 
-CALLERS = ["viewer", "operator", "developer", "admin", None, "revoked", "expired"]
+CALLERS = ["viewer", "operator", "developer", "admin", None, "revoked", "expired", "user", "disabled"]
+ROLE_OF = {"user": "operator"}  # the user signing in with a password (conftest.USERS)
 SAMPLE = {"{project}": "default", "{pipeline_code}": "sales", "{run_id}": "1", "{task_code}": "extract"}
 
 
@@ -26,9 +28,9 @@ def _path(endpoint: Endpoint) -> str:
 
 
 def expected_status(endpoint: Endpoint, caller: str | None) -> str:
-    if caller in (None, "revoked", "expired"):
+    if caller in (None, "revoked", "expired", "disabled"):
         return "401"
-    return "allowed" if ApiRole(caller).includes(endpoint.role) else "403"
+    return "allowed" if ApiRole(ROLE_OF.get(caller, caller)).includes(endpoint.role) else "403"
 
 
 CASES = [

@@ -9,10 +9,16 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from etl_craft.config.model import ConnectorConfig
-from etl_craft.core.errors import UsageError
+from etl_craft.core.errors import AccessDeniedError, UsageError
 from etl_craft.engine.database import EngineDb
 from etl_craft_server.api import problems
-from etl_craft_server.api.access import NotAuthenticated
+from etl_craft_server.api.access import (
+    FAILURE_LIMIT,
+    FAILURE_WINDOW_SECONDS,
+    FailedSignIns,
+    NotAuthenticated,
+    TooManyFailures,
+)
 from etl_craft_server.api.routes import ENDPOINTS, router
 
 MAX_BODY_BYTES = 64 * 1024  # every request body is a few fields; a larger one is refused unread
@@ -48,6 +54,17 @@ class BodyLimit:
         await self.app(scope, receive, send)
 
 
+async def _on_too_many_failures(_request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, TooManyFailures)
+    refusal = AccessDeniedError(
+        f"sign-in for {error.what}",
+        found=f"{FAILURE_LIMIT} failed sign-ins within {FAILURE_WINDOW_SECONDS // 60} minutes",
+        expected="fewer failures",
+        remedy=f"wait {error.retry_after} seconds, or use a bearer token",
+    )
+    return problems.error_response(refusal, 429, {"Retry-After": str(error.retry_after)})
+
+
 async def _on_not_authenticated(_request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, NotAuthenticated)
     return problems.unauthenticated(error.reason)
@@ -65,7 +82,8 @@ def build_app() -> FastAPI:
         title="etl-craft API",
         version="1",
         summary="Every etl-craft operation over HTTP, with the documents `--format json` prints.",
-        description="Send `Authorization: Bearer <token>` (etl-craft token create). Roles: viewer < operator < "
+        description="Send `Authorization: Bearer <token>` (etl-craft token create) or `Authorization: Basic` "
+        "with a user (etl-craft user create). Roles: viewer < operator < "
         "developer < admin; each endpoint names its minimum.\n\n" + _roles_table(),
         openapi_url=OPENAPI_PATH,
         docs_url="/api/v1/docs",
@@ -73,6 +91,7 @@ def build_app() -> FastAPI:
     )
     app.include_router(router)
     app.add_exception_handler(NotAuthenticated, _on_not_authenticated)
+    app.add_exception_handler(TooManyFailures, _on_too_many_failures)
     for error_class, handler in problems.HANDLERS:
         app.add_exception_handler(error_class, handler)
     app.add_middleware(BodyLimit)
@@ -82,6 +101,7 @@ def build_app() -> FastAPI:
 def create_app(config: ConnectorConfig, db: EngineDb) -> FastAPI:
     app = build_app()
     app.state.api = ApiState(config, db)
+    app.state.failed_sign_ins = FailedSignIns()
     return app
 
 

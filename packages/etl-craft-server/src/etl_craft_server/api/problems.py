@@ -71,12 +71,12 @@ def error_response(
 
 def unauthenticated(reason: str) -> JSONResponse:
     error = e.AccessDeniedError(
-        "the request's bearer token",
+        "the request's credentials",
         found=reason,
-        expected="Authorization: Bearer <a live token of this Engine DB>",
-        remedy="create one with etl-craft token create --name NAME --role ROLE",
+        expected="Authorization: Bearer <a live token> or Basic <an enabled user and its password>",
+        remedy="create a token with etl-craft token create, or a user with etl-craft user create",
     )
-    return error_response(error, 401, {"WWW-Authenticate": 'Bearer realm="etl-craft"'})
+    return error_response(error, 401, {"WWW-Authenticate": 'Bearer realm="etl-craft", Basic realm="etl-craft"'})
 
 
 async def on_etl_craft_error(_request: Request, error: Exception) -> JSONResponse:

@@ -48,11 +48,15 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorDocument, "description": meaning}
     for status, meaning in (
         (400, "a combination of values the operation refuses (a usage error)"),
-        (401, "no bearer token, or one that is unknown, revoked or expired"),
-        (403, "the token's role is below the endpoint's minimum"),
+        (
+            401,
+            "no credentials, a token unknown, revoked or expired, or a user unknown, disabled or with a wrong password",
+        ),
+        (403, "the token's or user's role is below the endpoint's minimum"),
         (404, "an unknown project, pipeline, task or run, named in the message"),
         (409, "a refused transition: the run or pipeline is not in a state that allows it"),
         (413, "a request body over 64 KiB"),
+        (429, "too many failed sign-ins for this user or address; try again after Retry-After seconds"),
         (422, "a field or parameter out of its rules, named with the value found"),
         (503, "the Engine DB does not answer; try again after Retry-After seconds"),
     )

@@ -750,6 +750,26 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         guard=GUARD_APPEND_ONLY,
         remedy="alert deliveries are recorded by etl-craft itself",
     ),
+    TableSpec(
+        "CFG_USERS",
+        (
+            Col("USER_ID", "BIGSERIAL", nullable=False),
+            Col("USER_NAME", "VARCHAR(128)", nullable=False),
+            # scrypt$<n>$<r>$<p>$<salt hex>$<hash hex>: the parameters travel with the hash, so they
+            # can be raised later without invalidating passwords set before.
+            Col("PASSWORD_HASH", "VARCHAR(512)", nullable=False),
+            Col("ROLE", "VARCHAR(16)", nullable=False, allowed=tuple(r.value for r in ApiRole)),
+            Col("PROJECT_ID", "BIGINT"),
+            Col("CREATED_BY", "VARCHAR(128)", nullable=False),
+            Col("CREATED_AT", "TIMESTAMP", nullable=False),
+            Col("PASSWORD_CHANGED_AT", "TIMESTAMP", nullable=False),
+            Col("DISABLED_AT", "TIMESTAMP"),
+            Col("LAST_LOGIN_AT", "TIMESTAMP"),
+        ),
+        ("USER_ID",),
+        unique=(Unique("ux_users_name", ("USER_NAME",)),),
+        remedy="manage users with etl-craft user",
+    ),
 )
 
 SPECS_BY_NAME = {spec.name: spec for spec in TABLE_SPECS}
@@ -878,4 +898,5 @@ aud_target_hash_version = T["aud_target_hash_version"]
 aud_overseers = T["aud_overseers"]
 aud_gate_waits = T["aud_gate_waits"]
 cfg_api_tokens = T["cfg_api_tokens"]
+cfg_users = T["cfg_users"]
 aud_alert_deliveries = T["aud_alert_deliveries"]

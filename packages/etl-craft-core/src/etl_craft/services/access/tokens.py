@@ -167,9 +167,9 @@ def revoke_token(ctx: OperationContext, name: str) -> RevokedTokens:
 
 @dataclass(frozen=True)
 class Bearer:
-    """The holder of an accepted token: the actor of what it does and the role it may use."""
+    """The holder of an accepted token or user: the actor of what it does and the role it may use."""
 
-    token_id: int
+    token_id: int | None  # None for a user
     actor: Actor
     role: ApiRole
     last_used_at: datetime | None
@@ -177,9 +177,11 @@ class Bearer:
 
 @dataclass(frozen=True)
 class Refusal:
-    """Why a presented token is not accepted (never the token itself)."""
+    """Why presented credentials are not accepted (never the credentials themselves). `guess`: a
+    wrong password or unknown name, which the API counts towards its limit of failed sign-ins."""
 
     reason: str
+    guess: bool = True
 
 
 def authenticate(db: EngineDb, presented: str, now: datetime) -> Bearer | Refusal:
@@ -199,4 +201,5 @@ def authenticate(db: EngineDb, presented: str, now: datetime) -> Bearer | Refusa
 
 
 def record_use(db: EngineDb, bearer: Bearer, now: datetime) -> None:
-    token_records.record_use(db, bearer.token_id, now)
+    if bearer.token_id is not None:
+        token_records.record_use(db, bearer.token_id, now)

@@ -526,6 +526,22 @@ CREATE TABLE AUD_ALERT_DELIVERIES (
 );
 CREATE INDEX ix_alert_deliveries_run ON AUD_ALERT_DELIVERIES (PIPELINE_RUN_ID, EVENT);
 
+CREATE TABLE CFG_USERS (
+    USER_ID BIGSERIAL NOT NULL,
+    USER_NAME VARCHAR(128) NOT NULL,
+    PASSWORD_HASH VARCHAR(512) NOT NULL,
+    ROLE VARCHAR(16) NOT NULL,
+    PROJECT_ID BIGINT,
+    CREATED_BY VARCHAR(128) NOT NULL,
+    CREATED_AT TIMESTAMP NOT NULL,
+    PASSWORD_CHANGED_AT TIMESTAMP NOT NULL,
+    DISABLED_AT TIMESTAMP,
+    LAST_LOGIN_AT TIMESTAMP,
+    CONSTRAINT pk_cfg_users PRIMARY KEY (USER_ID),
+    CONSTRAINT ck_cfg_users_role CHECK (ROLE IN ('viewer', 'operator', 'developer', 'admin'))
+);
+CREATE UNIQUE INDEX ux_users_name ON CFG_USERS (USER_NAME);
+
 CREATE FUNCTION etl_craft_guard() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
     -- Only connections that carry an etl-craft actor may write; see docs/engine-db.md.
@@ -729,3 +745,5 @@ CREATE TRIGGER tr_cfg_api_tokens_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUN
 CREATE TRIGGER tr_aud_alert_deliveries_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON AUD_ALERT_DELIVERIES FOR EACH STATEMENT EXECUTE FUNCTION etl_craft_guard('alert deliveries are recorded by etl-craft itself');
 CREATE TRIGGER tr_aud_alert_deliveries_immutable BEFORE UPDATE OR DELETE ON AUD_ALERT_DELIVERIES FOR EACH ROW EXECUTE FUNCTION etl_craft_append_only();
 CREATE TRIGGER tr_aud_alert_deliveries_immutable_truncate BEFORE TRUNCATE ON AUD_ALERT_DELIVERIES FOR EACH STATEMENT EXECUTE FUNCTION etl_craft_append_only();
+
+CREATE TRIGGER tr_cfg_users_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON CFG_USERS FOR EACH STATEMENT EXECUTE FUNCTION etl_craft_guard('manage users with etl-craft user');
