@@ -72,3 +72,10 @@ def chaos(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks: each compares with a baseline measured in the same run; results in release/benchmarks/."""
     uv_run(session, "python", "-m", "benchmarks", *session.posargs)
+
+
+@nox.session
+def api_fuzz(session: nox.Session) -> None:
+    """schemathesis against a real `etl-craft server --api-only` (tools/api_fuzz.py): no 500, every
+    response within its documented schema and statuses, no traceback in the server's log."""
+    uv_run(session, "python", "-m", "tools.api_fuzz", *session.posargs)

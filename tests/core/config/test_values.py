@@ -116,13 +116,15 @@ def test_timezone_must_be_an_iana_name(project):
     assert config.orchestration.timezone == "America/New_York"
 
 
-@pytest.mark.parametrize("address", ["0.0.0.0:9000", "localhost:8730", '"[::1]:8730"', "'[2001:db8::1]:443'"])
+@pytest.mark.parametrize(
+    "address", ["0.0.0.0:9000", "localhost:8730", '"[::1]:8730"', "'[2001:db8::1]:443'", "127.0.0.1:0"]
+)
 def test_api_address_forms(project, address):
     config = project.load(orchestration(f"Api_address: {address}"))
     assert config.orchestration.api_address == address.strip("'\"")
 
 
-@pytest.mark.parametrize("address", ["localhost", "localhost:0", "localhost:70000", "[nothost]:80", "::1:80", ":80"])
+@pytest.mark.parametrize("address", ["localhost", "localhost:-1", "localhost:70000", "[nothost]:80", "::1:80", ":80"])
 def test_api_address_refusals(project, address):
     message = project.refuse(orchestration(f'Api_address: "{address}"'))
     assert "Orchestration.Api_address (line 2)" in message

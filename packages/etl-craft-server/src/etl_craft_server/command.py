@@ -1,4 +1,4 @@
-"""`etl-craft server`: the overseer, until SIGTERM or Ctrl-C."""
+"""`etl-craft server`: the overseer and the HTTP API, until SIGTERM or Ctrl-C (`--api-only`: the API alone)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,42 @@ from etl_craft.cli.framework import Command
 log = logging.getLogger("etl_craft.server")
 
 
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--api-only",
+        action="store_true",
+        help="serve the HTTP API without the overseer (a replica beside the server that runs the pipelines)",
+    )
+
+
+def _serve_api_only(args: argparse.Namespace) -> int:
+    from etl_craft.engine.database import open_engine_db
+    from etl_craft.services.context import open_context
+    from etl_craft_server.api.listener import serve_alone
+
+    ctx = open_context(args.config)
+    try:
+        api_db = open_engine_db(ctx.config)
+        try:
+            serve_alone(ctx.config, api_db)
+        finally:
+            api_db.dispose()
+    finally:
+        ctx.close()
+    return 0
+
+
 def _serve(args: argparse.Namespace) -> int:
+    if args.api_only:
+        return _serve_api_only(args)
     from etl_craft import __version__ as core_version
     from etl_craft.core.errors import ExitCode, RemoteUnsupportedError
+    from etl_craft.engine.database import open_engine_db
     from etl_craft.execution.processes.identity import my_owner_id
     from etl_craft.execution.run_loop.signals import StopSignals
     from etl_craft.services.context import open_context
     from etl_craft_server import __version__
+    from etl_craft_server.api.listener import ApiListener
     from etl_craft_server.leadership import OverseerHeartbeat, leadership
     from etl_craft_server.overseer import Overseer
     from etl_craft_server.schedule_clock import ScheduleClock
@@ -33,6 +62,9 @@ def _serve(args: argparse.Namespace) -> int:
                 expected="Mode: local (in remote mode the external orchestrator schedules and starts tasks)",
                 remedy="run the generated DAGs in your orchestrator, or set Orchestration.Mode to local",
             )
+        # The API's own pool, so its readers and the overseer never wait for each other's connections.
+        api_db = open_engine_db(ctx.config)
+        api = ApiListener(ctx.config, api_db)
         clock = ScheduleClock.from_environment()
         owner = my_owner_id()
         leading = leadership(ctx.db, __version__, ctx.actor)
@@ -52,9 +84,14 @@ def _serve(args: argparse.Namespace) -> int:
             heartbeat = OverseerHeartbeat(ctx.db, oid, str(owner), still_held, signals)
             heartbeat.start()
             try:
-                Overseer(ctx.db, ctx.config, owner, clock, signals, args.log_level).serve()
+                api.start()
+                try:
+                    Overseer(ctx.db, ctx.config, owner, clock, signals, args.log_level).serve()
+                finally:
+                    api.stop()
             finally:
                 heartbeat.stop()
+                api_db.dispose()
             log.info("etl-craft server: overseer %s stopped (%s)", oid, signals.reason)
     finally:
         ctx.close()
@@ -65,6 +102,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 SERVER = Command(
     "server",
-    "the overseer: create scheduled runs and supervise every local run until SIGTERM or Ctrl-C",
+    "the overseer and the HTTP API: create scheduled runs, supervise every local run and serve "
+    "Orchestration.Api_address until SIGTERM or Ctrl-C",
     _serve,
+    _configure,
 )

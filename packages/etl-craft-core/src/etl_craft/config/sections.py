@@ -162,7 +162,8 @@ def _email_address(reader: Reader, key: str, text: str) -> str:
 
 
 def parse_api_address(reader: Reader) -> str:
-    """`host:port` or `[ipv6]:port`, with a port from 1 to 65535."""
+    """`host:port` or `[ipv6]:port`, with a port from 1 to 65535, or 0 for any free port (the server's
+    log names the one it got; tests run many servers side by side this way)."""
     text = reader.text("Api_address", "127.0.0.1:8730") or ""
     if text.startswith("["):
         host, _, port = text[1:].partition("]:")
@@ -174,11 +175,11 @@ def parse_api_address(reader: Reader) -> str:
     else:
         host, _, port = text.rpartition(":")
         valid_host = bool(_HOST.fullmatch(host))
-    if not (valid_host and port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+    if not (valid_host and port.isascii() and port.isdigit() and 0 <= int(port) <= 65535):
         raise reader.error(
             "Api_address",
             found=show(text),
-            expected="host:port or [ipv6]:port with a port from 1 to 65535, e.g. 127.0.0.1:8730",
+            expected="host:port or [ipv6]:port with a port from 0 (any free port) to 65535, e.g. 127.0.0.1:8730",
         )
     return text
 

@@ -73,6 +73,23 @@ class ActorKind(StrEnum):
     SYSTEM = "SYSTEM"
 
 
+class ApiRole(StrEnum):
+    """What an API token (or, later, a user) may do, each role including the ones before it (S7.B):
+    viewer reads, operator controls runs, developer edits metadata, admin manages access."""
+
+    VIEWER = "viewer"
+    OPERATOR = "operator"
+    DEVELOPER = "developer"
+    ADMIN = "admin"
+
+    @property
+    def rank(self) -> int:
+        return list(ApiRole).index(self)
+
+    def includes(self, needed: ApiRole) -> bool:
+        return self.rank >= needed.rank
+
+
 class TriggerKind(StrEnum):
     SCHEDULE = "SCHEDULE"
     MANUAL = "MANUAL"

@@ -39,6 +39,7 @@ class ExitCode(IntEnum):
     WAITING = 23
     RESOURCE_NOT_FOUND = 24
     CONFIG_FILES = 25
+    ACCESS_DENIED = 26
 
 
 def describe(
@@ -110,6 +111,11 @@ class MissingEngineDbError(ConfigurationError):
 class MetadataError(EtlCraftError):
     exit_code = ExitCode.METADATA
     retryable = False
+
+
+class UnknownCodeError(MetadataError):
+    """A pipeline or task code that names no active row: exit 4 like any metadata error; the HTTP API
+    answers 404 (the code is the resource it was asked for)."""
 
 
 class GraphError(EtlCraftError):
@@ -204,4 +210,11 @@ class ConfigFilesError(EtlCraftError):
     """A `config/` CSV file is unreadable or holds a row that can't be applied."""
 
     exit_code = ExitCode.CONFIG_FILES
+    retryable = False
+
+
+class AccessDeniedError(EtlCraftError):
+    """The HTTP API refused a request: no token, a token it does not accept, or a role too small."""
+
+    exit_code = ExitCode.ACCESS_DENIED
     retryable = False

@@ -89,6 +89,12 @@ def _configure_history(parser: argparse.ArgumentParser) -> None:
         help="the newest N runs (default 20)",
     )
     how_many.add_argument("--all", action="store_true", help="every run")
+    parser.add_argument(
+        "--before",
+        type=arguments.whole_number(1),
+        metavar="RUN_ID",
+        help="only runs older than this one (the next page)",
+    )
     add_run_selector(parser)
 
 
@@ -99,16 +105,19 @@ def _run_history(args: argparse.Namespace) -> int:
     from etl_craft.services.runs.selection import RunSelector
 
     selector = RunSelector(args.run_id, args.run_key)
-    if selector.explicit and (args.limit is not None or args.all):
+    if selector.explicit and (args.limit is not None or args.all or args.before is not None):
+        flag = "--all" if args.all else "--limit" if args.limit is not None else "--before"
         raise UsageError(
             "etl-craft history",
-            found=f"{selector.describe()} with {'--all' if args.all else '--limit'}",
-            expected="a named run alone (it shows that one run), or --limit/--all without one",
+            found=f"{selector.describe()} with {flag}",
+            expected="a named run alone (it shows that one run), or --limit/--all/--before without one",
         )
     limit = None if args.all else DEFAULT_LIMIT if args.limit is None else args.limit
     ctx = open_context(args.config)
     try:
-        view = run_history(ctx, args.pipeline_code, task_code=args.task_code, limit=limit, selector=selector)
+        view = run_history(
+            ctx, args.pipeline_code, task_code=args.task_code, limit=limit, selector=selector, before=args.before
+        )
     finally:
         ctx.close()
     emit(args, "history", view, history_text(view))

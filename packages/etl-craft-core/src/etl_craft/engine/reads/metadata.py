@@ -10,7 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from etl_craft.core.errors import MetadataError
+from etl_craft.core.errors import UnknownCodeError
 from etl_craft.core.text import close_matches
 from etl_craft.engine.reads.rows import columns_of, rows_of
 from etl_craft.engine.schema import tables as t
@@ -79,7 +79,7 @@ def find_pipeline(conn: sa.Connection, code: str) -> PipelineRow:
         sa.select(t.cfg_pipelines.c.pipeline_code).where(t.cfg_pipelines.c.active_flag == "Y")
     ).scalars()
     matches = close_matches(code, list(codes))
-    raise MetadataError(
+    raise UnknownCodeError(
         f"pipeline {code!r}",
         found="no active pipeline with this code",
         expected="the code of an active CFG_PIPELINES row",

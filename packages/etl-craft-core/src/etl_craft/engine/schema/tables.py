@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from etl_craft.core.enums import AlertEvent
+from etl_craft.core.enums import AlertEvent, ApiRole
 
 ACTOR_KINDS = ("HUMAN", "SCHEDULE", "ORCHESTRATOR", "WORKER", "SYSTEM")
 YES_NO = ("Y", "N")
@@ -717,12 +717,14 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
             Col("TOKEN_ID", "BIGSERIAL", nullable=False),
             Col("NAME", "VARCHAR(128)", nullable=False),
             Col("TOKEN_SHA256", "VARCHAR(64)", nullable=False),
-            Col("ROLE", "VARCHAR(16)", nullable=False, allowed=("viewer", "operator", "admin")),
+            Col("ROLE", "VARCHAR(16)", nullable=False, allowed=tuple(r.value for r in ApiRole)),
             Col("PROJECT_ID", "BIGINT"),
             Col("CREATED_BY", "VARCHAR(128)", nullable=False),
             Col("CREATED_AT", "TIMESTAMP", nullable=False),
             Col("EXPIRES_AT", "TIMESTAMP"),
             Col("REVOKED_AT", "TIMESTAMP"),
+            # When the HTTP API last accepted the token (to the minute: see etl_craft_server.api.access).
+            Col("LAST_USED_AT", "TIMESTAMP"),
         ),
         ("TOKEN_ID",),
         unique=(Unique("ux_api_tokens_sha256", ("TOKEN_SHA256",)),),
@@ -747,6 +749,26 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         indexes=(Index("ix_alert_deliveries_run", ("PIPELINE_RUN_ID", "EVENT")),),
         guard=GUARD_APPEND_ONLY,
         remedy="alert deliveries are recorded by etl-craft itself",
+    ),
+    TableSpec(
+        "CFG_USERS",
+        (
+            Col("USER_ID", "BIGSERIAL", nullable=False),
+            Col("USER_NAME", "VARCHAR(128)", nullable=False),
+            # scrypt$<n>$<r>$<p>$<salt hex>$<hash hex>: the parameters travel with the hash, so they
+            # can be raised later without invalidating passwords set before.
+            Col("PASSWORD_HASH", "VARCHAR(512)", nullable=False),
+            Col("ROLE", "VARCHAR(16)", nullable=False, allowed=tuple(r.value for r in ApiRole)),
+            Col("PROJECT_ID", "BIGINT"),
+            Col("CREATED_BY", "VARCHAR(128)", nullable=False),
+            Col("CREATED_AT", "TIMESTAMP", nullable=False),
+            Col("PASSWORD_CHANGED_AT", "TIMESTAMP", nullable=False),
+            Col("DISABLED_AT", "TIMESTAMP"),
+            Col("LAST_LOGIN_AT", "TIMESTAMP"),
+        ),
+        ("USER_ID",),
+        unique=(Unique("ux_users_name", ("USER_NAME",)),),
+        remedy="manage users with etl-craft user",
     ),
 )
 
@@ -876,4 +898,5 @@ aud_target_hash_version = T["aud_target_hash_version"]
 aud_overseers = T["aud_overseers"]
 aud_gate_waits = T["aud_gate_waits"]
 cfg_api_tokens = T["cfg_api_tokens"]
+cfg_users = T["cfg_users"]
 aud_alert_deliveries = T["aud_alert_deliveries"]

@@ -10,6 +10,7 @@ import contextlib
 import os
 import select
 import signal
+import threading
 from collections.abc import Iterator
 from types import FrameType
 
@@ -53,7 +54,11 @@ class StopSignals:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[StopSignals]:
-        previous = {sig: signal.signal(sig, self._on_signal) for sig in STOP_SIGNALS}
+        # Only the main thread may set signal handlers. Off it (an HTTP API request running a service
+        # in a worker thread) the process's own handlers stay: the server stops itself, and a stop
+        # reaches this supervisor through `stop`.
+        on_main = threading.current_thread() is threading.main_thread()
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in STOP_SIGNALS} if on_main else {}
         try:
             yield self
         finally:

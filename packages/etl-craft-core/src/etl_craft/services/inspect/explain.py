@@ -12,7 +12,7 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
-from etl_craft.core.errors import MetadataError
+from etl_craft.core.errors import UnknownCodeError
 from etl_craft.core.text import did_you_mean
 from etl_craft.engine import reads
 from etl_craft.engine.reads import AttemptRow, PauseRow, RunRow, TaskRunRow
@@ -258,7 +258,7 @@ def load_snapshot(
         graph = load_graph(conn, pipeline)
         node = graph.by_code(task_code)
         if node is None:
-            raise MetadataError(
+            raise UnknownCodeError(
                 f"task {pipeline_code}.{task_code}",
                 found="no active task with this code in the pipeline",
                 expected="the code of an active task",

@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from etl_craft.core.errors import MetadataError, UsageError
+from etl_craft.core.errors import UnknownCodeError, UsageError
 from etl_craft.core.sensitive import SensitiveNames
 from etl_craft.core.text import REDACTED, did_you_mean
 from etl_craft.engine import reads
@@ -52,6 +52,7 @@ class HistoryView:
     pipeline: PipelineView
     task_code: str | None
     limit: int | None  # None: every run (--all) or one named run
+    before: int | None  # runs with a smaller id only (the next page), or None
     runs: tuple[RunView, ...]  # newest first
     task_runs: tuple[TaskRunView, ...]  # with a task: its row under each listed run, NOT RUN when it has none
     interventions: tuple[InterventionView, ...]  # in the listed runs, newest first
@@ -61,7 +62,7 @@ def _task_id(conn: sa.Connection, pipeline: PipelineRow, task_code: str) -> int:
     tasks = reads.pipeline_tasks(conn, pipeline.pipeline_id)
     task = next((t for t in tasks if t.task_code == task_code), None)
     if task is None:
-        raise MetadataError(
+        raise UnknownCodeError(
             f"task {pipeline.pipeline_code}.{task_code}",
             found="no active task with this code in the pipeline",
             expected="the code of an active task of the pipeline",
@@ -78,9 +79,10 @@ def run_history(
     task_code: str | None = None,
     limit: int | None = DEFAULT_LIMIT,
     selector: RunSelector = NO_RUN_NAMED,
+    before: int | None = None,
 ) -> HistoryView:
     """The newest `limit` runs (all with None, or the one the selector names), optionally one task's
-    row in each, and the interventions in those runs."""
+    row in each, and the interventions in those runs. `before` pages: only runs with a smaller id."""
     if limit is not None and limit < 1:
         raise UsageError(
             "--limit",
@@ -99,9 +101,11 @@ def run_history(
             interventions = audit_trail.interventions(conn, pipeline.pipeline_id, run_id=run_id, task_id=task_id)
             if task_id is not None and (row := reads.task_runs_of(conn, run_id).get(task_id)) is not None:
                 task_rows = {run_id: row}
-        elif runs := reads.recent_runs(conn, pipeline.pipeline_id, limit):
+        elif runs := reads.recent_runs(conn, pipeline.pipeline_id, limit, before):
             oldest = runs[-1].pipeline_run_id  # interventions and task rows are read from the oldest run shown on
             interventions = audit_trail.interventions(conn, pipeline.pipeline_id, from_run_id=oldest, task_id=task_id)
+            if before is not None:
+                interventions = [i for i in interventions if i.pipeline_run_id < before]
             if task_id is not None:
                 task_rows = reads.task_runs_of_task(conn, task_id, oldest)
         else:
@@ -118,6 +122,7 @@ def run_history(
         pipeline=PipelineView.of(pipeline),
         task_code=task_code,
         limit=limit,
+        before=before,
         runs=tuple(RunView.of(r, pipeline.pipeline_code) for r in runs),
         task_runs=task_runs,
         interventions=tuple(InterventionView.of(i) for i in interventions),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from etl_craft.core.errors import MetadataError, UsageError
+from etl_craft.core.errors import UnknownCodeError, UsageError
 from etl_craft.core.text import did_you_mean
 from etl_craft.engine import reads
 from etl_craft.engine.records.actions import record_request
@@ -105,7 +105,7 @@ def reconcile_runs(
                 tasks = reads.pipeline_tasks(conn, pipeline_id)
                 task = next((x for x in tasks if x.task_code == task_code), None)
                 if task is None:
-                    raise MetadataError(
+                    raise UnknownCodeError(
                         f"task {pipeline_code}.{task_code}",
                         found="no active task with this code in the pipeline",
                         expected="the code of an active task of the pipeline",

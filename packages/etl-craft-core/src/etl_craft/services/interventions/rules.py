@@ -8,7 +8,7 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
-from etl_craft.core.errors import ExitCode, MetadataError, RunRefusedError, RunStateError, UsageError
+from etl_craft.core.errors import ExitCode, RunRefusedError, RunStateError, UnknownCodeError, UsageError
 from etl_craft.core.text import did_you_mean, operator_text
 from etl_craft.engine import reads, transitions
 from etl_craft.engine.reads import AttemptRow, PipelineRow, RunRow
@@ -75,7 +75,7 @@ def operation_result(
 def task_node(graph: Graph, task_code: str) -> TaskNode:
     node = graph.by_code(task_code)
     if node is None:
-        raise MetadataError(
+        raise UnknownCodeError(
             f"task {graph.code}.{task_code}",
             found="no active task with this code in the pipeline",
             expected="the code of an active task of the pipeline",

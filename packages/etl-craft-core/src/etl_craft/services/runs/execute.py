@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import ENDED_WELL, UNFINISHED_RUN, InterventionAction, RunStatus, TriggerKind
-from etl_craft.core.errors import ExitCode, MetadataError, RunRefusedError, RunStateError, StaleTransitionError
+from etl_craft.core.errors import (
+    ExitCode,
+    RunRefusedError,
+    RunStateError,
+    StaleTransitionError,
+    UnknownCodeError,
+)
 from etl_craft.core.text import did_you_mean
 from etl_craft.engine import locks, reads, transitions
 from etl_craft.engine.reads import PipelineRow, RunRow
@@ -200,7 +206,7 @@ def _whole_run(
 def _task_node(graph: Graph, request: RunRequest) -> TaskNode:
     node = graph.by_code(request.task_code or "")
     if node is None:
-        raise MetadataError(
+        raise UnknownCodeError(
             f"task {graph.code}.{request.task_code}",
             found="no active task with this code in the pipeline",
             expected="the code of an active task of the pipeline",

@@ -480,7 +480,8 @@ CREATE TABLE CFG_API_TOKENS (
     CREATED_AT TEXT NOT NULL,
     EXPIRES_AT TEXT,
     REVOKED_AT TEXT,
-    CONSTRAINT ck_cfg_api_tokens_role CHECK (ROLE IN ('viewer', 'operator', 'admin'))
+    LAST_USED_AT TEXT,
+    CONSTRAINT ck_cfg_api_tokens_role CHECK (ROLE IN ('viewer', 'operator', 'developer', 'admin'))
 );
 CREATE UNIQUE INDEX ux_api_tokens_sha256 ON CFG_API_TOKENS (TOKEN_SHA256);
 
@@ -502,6 +503,21 @@ CREATE TABLE AUD_ALERT_DELIVERIES (
     CONSTRAINT fk_aud_alert_deliveries_attempt_id FOREIGN KEY (ATTEMPT_ID) REFERENCES AUD_TASK_ATTEMPTS (ATTEMPT_ID)
 );
 CREATE INDEX ix_alert_deliveries_run ON AUD_ALERT_DELIVERIES (PIPELINE_RUN_ID, EVENT);
+
+CREATE TABLE CFG_USERS (
+    USER_ID INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    USER_NAME TEXT NOT NULL,
+    PASSWORD_HASH TEXT NOT NULL,
+    ROLE TEXT NOT NULL,
+    PROJECT_ID INTEGER,
+    CREATED_BY TEXT NOT NULL,
+    CREATED_AT TEXT NOT NULL,
+    PASSWORD_CHANGED_AT TEXT NOT NULL,
+    DISABLED_AT TEXT,
+    LAST_LOGIN_AT TEXT,
+    CONSTRAINT ck_cfg_users_role CHECK (ROLE IN ('viewer', 'operator', 'developer', 'admin'))
+);
+CREATE UNIQUE INDEX ux_users_name ON CFG_USERS (USER_NAME);
 
 
 CREATE TRIGGER tr_cfg_pipelines_guard_insert BEFORE INSERT ON CFG_PIPELINES
@@ -1094,4 +1110,20 @@ END;
 CREATE TRIGGER tr_aud_alert_deliveries_immutable_delete BEFORE DELETE ON AUD_ALERT_DELIVERIES
 BEGIN
     SELECT RAISE(ABORT, 'AUD_ALERT_DELIVERIES is append-only: its rows are never changed or removed (DELETE refused)') WHERE etl_craft_actor() IS NOT NULL AND etl_craft_purpose() IS NOT 'retention';
+END;
+
+CREATE TRIGGER tr_cfg_users_guard_insert BEFORE INSERT ON CFG_USERS
+BEGIN
+    SELECT RAISE(ABORT, 'CFG_USERS is written only by etl-craft; manage users with etl-craft user') WHERE etl_craft_actor() IS NULL;
+    SELECT RAISE(ABORT, 'CFG_USERS is written only by etl-craft: a project migration writes only the metadata tables') WHERE etl_craft_purpose() IS 'project-sql';
+END;
+CREATE TRIGGER tr_cfg_users_guard_update BEFORE UPDATE ON CFG_USERS
+BEGIN
+    SELECT RAISE(ABORT, 'CFG_USERS is written only by etl-craft; manage users with etl-craft user') WHERE etl_craft_actor() IS NULL;
+    SELECT RAISE(ABORT, 'CFG_USERS is written only by etl-craft: a project migration writes only the metadata tables') WHERE etl_craft_purpose() IS 'project-sql';
+END;
+CREATE TRIGGER tr_cfg_users_guard_delete BEFORE DELETE ON CFG_USERS
+BEGIN
+    SELECT RAISE(ABORT, 'CFG_USERS is written only by etl-craft; manage users with etl-craft user') WHERE etl_craft_actor() IS NULL;
+    SELECT RAISE(ABORT, 'CFG_USERS is written only by etl-craft: a project migration writes only the metadata tables') WHERE etl_craft_purpose() IS 'project-sql';
 END;
