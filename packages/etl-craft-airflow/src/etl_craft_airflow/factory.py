@@ -18,7 +18,7 @@ def _airflow_version() -> tuple[str, tuple[int, ...]]:
     import airflow
 
     text = str(airflow.__version__)
-    numbers = tuple(int(part) for part in text.split("+")[0].split(".")[:3] if part.isdigit())
+    numbers = tuple(int(part) for part in text.split("+", maxsplit=1)[0].split(".")[:3] if part.isdigit())
     return text, numbers
 
 
@@ -29,12 +29,12 @@ def _operators() -> tuple[Any, Any, Any]:
         from airflow.providers.standard.operators.bash import BashOperator
         from airflow.providers.standard.sensors.external_task import ExternalTaskSensor
     except ImportError:
-        from airflow.operators.bash import BashOperator  # type: ignore[no-redef]
-        from airflow.sensors.external_task import ExternalTaskSensor  # type: ignore[no-redef]
+        from airflow.operators.bash import BashOperator
+        from airflow.sensors.external_task import ExternalTaskSensor
     try:
         from airflow.sdk import DAG
     except ImportError:
-        from airflow import DAG  # type: ignore[no-redef,attr-defined]
+        from airflow import DAG
     return DAG, BashOperator, ExternalTaskSensor
 
 
