@@ -15,12 +15,18 @@ from etl_craft.services.dag_yaml.build import FINALIZE, INIT
 SCHEMA_FILE = "dag-yaml-v1.json"
 
 
-@cache
 def schema() -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(
         resources.files("etl_craft").joinpath("schemas", SCHEMA_FILE).read_text(encoding="utf-8")
     )
     return loaded
+
+
+@cache
+def _validator() -> Any:
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(schema())
 
 
 def _broken(dag_id: str, found: str, expected: str) -> GraphError:
@@ -35,11 +41,8 @@ def _broken(dag_id: str, found: str, expected: str) -> GraphError:
 
 def check_document(document: dict[str, Any]) -> None:
     """Raise GraphError if the document breaks the schema or the graph rules."""
-    import jsonschema
-
     dag_id = str(document.get("dag_id"))
-    validator = jsonschema.Draft202012Validator(schema())
-    problem = next(iter(sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))), None)
+    problem = next(iter(sorted(_validator().iter_errors(document), key=lambda e: list(e.absolute_path))), None)
     if problem is not None:
         where = "/".join(str(p) for p in problem.absolute_path) or "(top)"
         raise _broken(dag_id, f"{where}: {problem.message}", f"a document valid against {SCHEMA_FILE}")
