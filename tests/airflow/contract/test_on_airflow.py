@@ -291,6 +291,7 @@ def test_airflow_runs_a_demo_dag_and_etl_craft_records_it_once(project: AirflowP
     first_after, second_after = _runs(project)
     assert (first_after.status, first_after.output_revision) == ("SUCCESS", first.output_revision)
     assert (second_after.status, second_after.run_key) == ("SUCCESS", second.run_key)
+    assert (second_after.ended_by, second_after.ended_by_kind) == (f"airflow:{airflow_run_id}", "ORCHESTRATOR")
     expected = dict.fromkeys(codes, ("SUCCESS", 1)) | {"load_seeds": ("SUCCESS", 2)}
     assert _task_runs(project, second.pipeline_run_id) == expected
     actions = project.rows(

@@ -70,7 +70,7 @@ def test_a_task_delivered_twice_and_a_late_finalize_double_nothing(harness: Harn
     )
     (run,) = harness.runs()
     runs = harness.task_runs(run.pipeline_run_id)
-    assert run.status == "SUCCESS"
+    assert (run.status, run.ended_by, run.ended_by_kind) == ("SUCCESS", AIRFLOW["ETL_CRAFT_ACTOR"], "ORCHESTRATOR")
     assert {c: (r.status, r.attempt_count) for c, r in runs.items()} == {"a": ("SUCCESS", 1), "b": ("SKIPPED", 0)}
     assert runs["b"].error_message == "not run by the orchestrator"
     assert [(a.task_code, a.attempt_number) for a in harness.attempts()] == [("a", 1)]

@@ -128,7 +128,7 @@ def finalize_only(ctx: OperationContext, graph: Graph, request: RunRequest) -> O
     record_request(
         ctx.db, ctx.actor, "run", request.arguments(), pipeline_id=pipeline.pipeline_id, pipeline_run_id=run_id
     )
-    verdict = settle(ctx.db, graph, run_id, owner_id=None)
+    verdict = settle(ctx.db, graph, run_id, owner_id=None, actor=ctx.actor)
     if verdict is None:
         raise RunStateError(
             f"run {run_id}",
