@@ -75,6 +75,21 @@ with open(sys.argv[2], "w") as out:  # Airflow logs to stdout; the answer goes t
 """
 
 
+# Run inside the Airflow environment: each DAG run's id, data interval end (as `ds`) and state.
+DAG_RUNS = """\
+import json, sys
+from sqlalchemy import select
+from airflow.models.dagrun import DagRun
+from airflow.utils.session import create_session
+
+with create_session() as session:
+    found = session.scalars(select(DagRun).where(DagRun.dag_id == sys.argv[1])).all()
+    answer = sorted([r.run_id, r.data_interval_end.strftime("%Y-%m-%d"), str(r.state)] for r in found)
+with open(sys.argv[2], "w") as out:
+    json.dump(answer, out)
+"""
+
+
 def _airflow_python() -> Path:
     found = os.environ.get("ETL_CRAFT_AIRFLOW_PYTHON")
     if not found:
@@ -122,6 +137,21 @@ class AirflowProject:
         )
         assert done.returncode == 0, done.stderr[-4000:]
         found: dict[str, Any] = json.loads(answer.read_text())
+        return found
+
+    def dag_runs(self, dag_id: str) -> list[list[str]]:
+        """Airflow's own record of the DAG's runs: [run_id, data_interval_end as ds, state]."""
+        answer = self.home / "dag-runs.json"
+        done = subprocess.run(
+            [str(self.python), "-c", DAG_RUNS, dag_id, str(answer)],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-4000:]
+        found: list[list[str]] = json.loads(answer.read_text())
         return found
 
     def rows(self, query: sa.Select[Any]) -> list[Any]:
@@ -278,7 +308,13 @@ def test_airflow_runs_a_demo_dag_and_etl_craft_records_it_once(project: AirflowP
         assert (run.status, run.trigger_kind) == ("SUCCESS", "ORCHESTRATOR")
         assert run.run_key.startswith("orchestrator:") and "{{" not in run.run_key
         assert _task_runs(project, run.pipeline_run_id) == dict.fromkeys(codes, ("SUCCESS", 1))
-    assert (str(first.run_date), str(second.run_date)) == ("2026-11-02", "2026-11-03")
+    # Each run is the DAG run's: its key names the Airflow run id, its date the data interval's end
+    # (Airflow 3's cron timetable ends the interval at the logical date, Airflow 2's at the last tick).
+    airflow_runs = {run_id: (ds, state) for run_id, ds, state in project.dag_runs(RUN_DAG)}
+    assert {r.run_key: (str(r.run_date), "success") for r in (first, second)} == {
+        f"orchestrator:{run_id}": found for run_id, found in airflow_runs.items()
+    }
+    assert first.run_date < second.run_date
     airflow_run_id = second.run_key.removeprefix("orchestrator:")
 
     again = _deliver(project, "load_seeds", airflow_run_id)

@@ -3,6 +3,7 @@ remote mode's first and last steps refusing what an orchestrator can't express."
 
 from __future__ import annotations
 
+import json
 import shlex
 
 import pytest
@@ -107,7 +108,10 @@ def test_allow_schedule_false_writes_no_schedule_and_pipeline_parameters_win(har
     )
     assert (document["default_args"]["retries"], document["catchup"]) == (4, True)
     _remote(harness)
-    scheduled = yaml.safe_load(harness.cli("generate-yml", "--pipeline_code", "p").stdout)
+    as_json = harness.cli("generate-yml", "--pipeline_code", "p", "--format", "json")
+    found = json.loads(as_json.stdout)
+    assert (found["schema"], found["dag_id"], found["output"]) == ("etl-craft/dag-yaml/1", "p", None)
+    scheduled = yaml.safe_load(found["text"])
     assert (scheduled["schedule"], scheduled["tags"]) == ("0 6 * * *", ["etl-craft", "sales"])
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from etl_craft.cli import arguments
 from etl_craft.cli.framework import Command
-from etl_craft.cli.output import write
+from etl_craft.cli.output import emit, wants_json, write
 from etl_craft.core.errors import ExitCode
 
 DEFAULT_RANGE = ">=2.2.0"  # services.dag_yaml.DEFAULT_RANGE, repeated so --help imports no service
@@ -44,7 +44,9 @@ def _run(args: argparse.Namespace) -> int:
         )
     finally:
         ctx.close()
-    if generated.output is None:
+    if wants_json(args):  # one document: the DAG id, where it went, and the YAML itself
+        emit(args, "dag-yaml", generated, "")
+    elif generated.output is None:
         write(sys.stdout, generated.text)
     else:
         write(sys.stderr, f"generate-yml: wrote DAG {generated.dag_id} to {generated.output}\n")
