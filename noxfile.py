@@ -79,3 +79,43 @@ def api_fuzz(session: nox.Session) -> None:
     """schemathesis against a real `etl-craft server --api-only` (tools/api_fuzz.py): no 500, every
     response within its documented schema and statuses, no traceback in the server's log."""
     uv_run(session, "python", "-m", "tools.api_fuzz", *session.posargs)
+
+
+# Airflow in a virtual environment of its own, never the workspace's: the factory must work with
+# only itself installed beside Airflow. Kept in a cache folder so a second session reuses it.
+AIRFLOW_RELEASES = {"3.3": "apache-airflow==3.3.*", "2.11": "apache-airflow==2.11.*"}
+
+
+@nox.session
+@nox.parametrize("release", list(AIRFLOW_RELEASES))
+def airflow(session: nox.Session, release: str) -> None:
+    """The DAG factory contract on real Airflow: generated YAML for every demo pipeline, DagBag, `airflow dags test`."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    venv = os.path.join(cache, "etl-craft-nox", f"airflow-{release}")
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        session.run("uv", "venv", "--quiet", "--python", "3.11", venv, external=True)
+    # The factory as a team installs it: its own wheel, beside Airflow, without etl-craft.
+    session.run(
+        "uv",
+        "pip",
+        "install",
+        "--quiet",
+        "--python",
+        python,
+        AIRFLOW_RELEASES[release],
+        "--reinstall-package",
+        "etl-craft-airflow",
+        "./packages/etl-craft-airflow",
+        external=True,
+    )
+    uv_run(
+        session,
+        "pytest",
+        "-m",
+        "airflow",
+        "tests/airflow",
+        "--timeout=1800",
+        *session.posargs,
+        env={"ETL_CRAFT_AIRFLOW_PYTHON": python, "ETL_CRAFT_REQUIRE_AIRFLOW": "1"},
+    )

@@ -6,6 +6,7 @@ from etl_craft.cli.commands.config import CONFIG
 from etl_craft.cli.commands.demo import DEMO
 from etl_craft.cli.commands.engine_db import DOCTOR, INIT_DB, MIGRATE, SETUP
 from etl_craft.cli.commands.explain import EXPLAIN
+from etl_craft.cli.commands.generate_yml import GENERATE_YML
 from etl_craft.cli.commands.history import AUDIT, HISTORY
 from etl_craft.cli.commands.inspect import GRAPH, LIST, STEPS
 from etl_craft.cli.commands.interventions import CANCEL, MARK, RECONCILE, REOPEN
@@ -34,6 +35,7 @@ CORE_COMMANDS: tuple[Command, ...] = (
     HISTORY,
     AUDIT,
     LINEAGE,
+    GENERATE_YML,
     VALIDATE,
     DOCTOR,
     SETUP,

@@ -96,6 +96,14 @@ def pipelines(conn: sa.Connection) -> list[PipelineRow]:
     return rows_of(PipelineRow, conn.execute(query))
 
 
+def pipeline_created(conn: sa.Connection, pipeline_id: int) -> datetime:
+    """When the pipeline's row was added (CREATE_DATE): a schedule with no SCHEDULE_START_DATE starts then."""
+    found: datetime = conn.execute(
+        sa.select(t.cfg_pipelines.c.create_date).where(t.cfg_pipelines.c.pipeline_id == pipeline_id)
+    ).scalar_one()
+    return found
+
+
 def pipeline_tasks(conn: sa.Connection, pipeline_id: int) -> list[TaskRow]:
     return tasks_of(conn, [pipeline_id])
 

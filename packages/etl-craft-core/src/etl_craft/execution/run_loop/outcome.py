@@ -63,9 +63,16 @@ def judge_run(graph: Graph, states: Mapping[int, TaskState], skip_reasons: Mappi
 
 
 def settle(
-    db: EngineDb, graph: Graph, run_id: int, *, owner_id: str | None, extra_skip_reasons: Mapping[int, str] = {}
+    db: EngineDb,
+    graph: Graph,
+    run_id: int,
+    *,
+    owner_id: str | None,
+    extra_skip_reasons: Mapping[int, str] = {},
+    actor: Actor | None = None,
 ) -> RunVerdict | None:
-    """End the run if every task is settled; returns the verdict it ended with, else None."""
+    """End the run if every task is settled; returns the verdict it ended with, else None.
+    `actor` is who ends it (ENDED_BY): the command's actor for a finalize step, else SYSTEM."""
     with db.write() as conn:
         task_runs = reads.task_runs_of(conn, run_id)
         states = {t: TaskState(Phase(r.status), r.rows_written) for t, r in task_runs.items()}
@@ -74,7 +81,7 @@ def settle(
         verdict = judge_run(graph, states, reasons)
         if verdict is None:
             return None
-        ended = finalize(conn, graph, run_id, verdict, actor=system_actor(), now=utc_now(), owner_id=owner_id)
+        ended = finalize(conn, graph, run_id, verdict, actor=actor or system_actor(), now=utc_now(), owner_id=owner_id)
     failed = {t for t, r in task_runs.items() if r.status == "FAILED"}
     failed_alerts = [n.code for n in graph.tasks.values() if n.is_alert and n.task_id in failed]
     if ended and failed_alerts and any(not n.is_alert for n in graph.tasks.values()):

@@ -24,7 +24,7 @@ from etl_craft.execution.run_loop.reconcile import reconcile
 from etl_craft.execution.run_loop.scope import Ending, Scope, Supervised
 from etl_craft.execution.run_loop.signals import StopSignals
 from etl_craft.services.context import OperationContext
-from etl_craft.services.runs import repairs, steps
+from etl_craft.services.runs import remote, repairs, steps
 from etl_craft.services.runs.request import (
     Progress,
     RunRequest,
@@ -68,6 +68,12 @@ def execute_run(ctx: OperationContext, request: RunRequest, progress: Progress =
     require_warehouse_file(ctx, graph)
     with StopSignals().installed() as signals:
         if request.init_only:
+            if ctx.config.orchestration.mode == "remote":
+                with ctx.db.read() as conn:
+                    waits_for = remote.upstream_pipelines(
+                        graph, reads.pipeline_dependencies(conn, pipeline.pipeline_id)
+                    )
+                remote.require_remote_support(graph, waits_for)
             return steps.init_only(ctx, pipeline, request, signals, progress)
         if request.task_code is None:
             return _whole_run(ctx, graph, request, progress, signals)

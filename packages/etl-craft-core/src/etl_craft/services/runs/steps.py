@@ -8,7 +8,7 @@ its tasks' statuses: tasks never started are recorded SKIPPED ("not run by the o
 from __future__ import annotations
 
 from etl_craft.core.clock import utc_now
-from etl_craft.core.enums import UNFINISHED_RUN, RunStatus, TriggerKind
+from etl_craft.core.enums import ENDED_WELL, UNFINISHED_RUN, RunStatus, TriggerKind
 from etl_craft.core.errors import ExitCode, RunStateError, StaleTransitionError
 from etl_craft.engine import locks, reads, transitions
 from etl_craft.engine.reads import PipelineRow
@@ -94,6 +94,12 @@ def finalize_only(ctx: OperationContext, graph: Graph, request: RunRequest) -> O
     now = utc_now()
     with ctx.db.read() as conn:
         run = required_run(conn, pipeline, RunSelector(request.run_id, request.run_key))
+    if run.status not in UNFINISHED_RUN and request.run_key and ctx.config.orchestration.mode == "remote":
+        # A finalize step delivered again (a worker lost after it finished, a retry): the run
+        # ended already; report its outcome and change nothing, so the DAG run keeps its state.
+        code = ExitCode.SUCCESS if run.status in ENDED_WELL else ExitCode.FAILURE
+        message = summary(pipeline, run.pipeline_run_id, run.status, "ended already; nothing was changed")
+        return result(ctx, pipeline, run.status, message, code, run.pipeline_run_id)
     if run.status != "IN-PROGRESS":
         raise RunStateError(
             f"run {run.pipeline_run_id} of {pipeline.pipeline_code}",
@@ -122,7 +128,7 @@ def finalize_only(ctx: OperationContext, graph: Graph, request: RunRequest) -> O
     record_request(
         ctx.db, ctx.actor, "run", request.arguments(), pipeline_id=pipeline.pipeline_id, pipeline_run_id=run_id
     )
-    verdict = settle(ctx.db, graph, run_id, owner_id=None)
+    verdict = settle(ctx.db, graph, run_id, owner_id=None, actor=ctx.actor)
     if verdict is None:
         raise RunStateError(
             f"run {run_id}",

@@ -1,0 +1,105 @@
+"""`generate-yml`: a pipeline as an orchestrator's DAG (versioned YAML), checked before it is written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from etl_craft.core.errors import ConfigurationError, RemoteUnsupportedError, UsageError
+from etl_craft.engine import reads
+from etl_craft.execution.graph import load_graph
+from etl_craft.services.context import OperationContext
+from etl_craft.services.dag_yaml.airflow_range import DEFAULT_RANGE, parse_range
+from etl_craft.services.dag_yaml.build import build_dag
+from etl_craft.services.dag_yaml.check import check_document
+from etl_craft.services.runs.remote import checked_upstreams
+
+__all__ = ["DEFAULT_RANGE", "GeneratedYaml", "dag_document", "dump", "generate_yml"]
+
+
+@dataclass(frozen=True)
+class GeneratedYaml:
+    dag_id: str
+    text: str
+    output: Path | None  # where it was written, None for stdout
+
+
+def dump(document: dict[str, Any]) -> str:
+    import yaml
+
+    return yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1_000_000)
+
+
+def dag_document(ctx: OperationContext, pipeline_code: str, airflow_range: str) -> dict[str, Any]:
+    """The checked DAG document of one pipeline, or the error that refuses it (exit 18 for a rule
+    remote mode can't express)."""
+    airflow = parse_range(airflow_range)
+    with ctx.db.read() as conn:
+        pipeline = reads.find_pipeline(conn, pipeline_code)
+        graph = load_graph(conn, pipeline)
+        waits_for = checked_upstreams(conn, graph)
+        created = reads.pipeline_created(conn, pipeline.pipeline_id)
+    zone = ZoneInfo(pipeline.schedule_timezone or ctx.config.orchestration.timezone)
+    start = pipeline.schedule_start_date or _local_date(created, zone)
+    document = build_dag(graph, waits_for, ctx.config.orchestration, start, airflow)
+    check_document(document)
+    return document
+
+
+def _local_date(moment: datetime, zone: ZoneInfo) -> Any:
+    # SQLite hands back naive timestamps; the Engine DB stores UTC.
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=ZoneInfo("UTC"))
+    return aware.astimezone(zone).date()
+
+
+def _refuse_other_forms(ctx: OperationContext, whole: bool, docs: bool) -> None:
+    if docs:
+        raise UsageError(
+            "etl-craft generate-yml --docs",
+            found="no generate-docs command in this release for a DAG to run",
+            expected="--pipeline_code CODE",
+            remedy="schedule the catalog site when generate-docs ships; Docs_site.Schedule is kept for it",
+        )
+    if whole and not ctx.config.orchestration.global_dag:
+        raise ConfigurationError(
+            "etl-craft generate-yml --global",
+            found="Orchestration.Global_dag false",
+            expected="Orchestration.Global_dag: true to allow one DAG for every pipeline",
+            remedy="set Global_dag: true, or generate one DAG per pipeline with --pipeline_code",
+        )
+    if whole:
+        raise RemoteUnsupportedError(
+            "etl-craft generate-yml --global",
+            found="a global DAG, which this release does not generate yet",
+            expected="one DAG per pipeline (--pipeline_code); pipeline dependencies become sensors",
+            remedy="generate each pipeline's DAG with --pipeline_code and deploy them together",
+        )
+
+
+def generate_yml(
+    ctx: OperationContext,
+    *,
+    pipeline_code: str | None,
+    whole: bool = False,
+    docs: bool = False,
+    airflow_range: str = DEFAULT_RANGE,
+    output: Path | None = None,
+) -> GeneratedYaml:
+    _refuse_other_forms(ctx, whole, docs)
+    assert pipeline_code is not None
+    document = dag_document(ctx, pipeline_code, airflow_range)
+    text = dump(document)
+    if output is not None:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as error:
+            raise UsageError(
+                f"--output {output}",
+                found=f"a path that can't be written ({error.strerror})",
+                expected="a file path in an existing, writable folder",
+                remedy="choose another --output, or leave it out to print the YAML",
+            ) from None
+    return GeneratedYaml(document["dag_id"], text, output)
