@@ -42,6 +42,7 @@ RUNS = {"--run-id": INTEGER, "--run-key": TEXT}
 REASON = {"--reason": TEXT}
 STATUS = codes("SUCCESS", "FAILED", "SKIPPED")
 SQL_ACTION = codes("CREATE_TABLE", "APPEND_TABLE", "SCD1_MERGE")
+ROLE = codes("viewer", "operator", "developer", "admin")
 # Never a new or empty folder, where the demo would run: a file, a folder with files, or no path at all.
 DEMO_DIR = st.one_of(
     st.sampled_from([".", "migrations", "ingestion_scripts", "craft-connector.yml", "craft-connector.yml/x"]),
@@ -111,6 +112,12 @@ SPECS = {
     "demo": Spec(("demo",), {}, positional=DEMO_DIR),
     # The overseer runs until stopped: only ever with a configuration it can't find.
     "server": Spec(("server",), {}, fixed=("--config", "fuzz/missing.yml")),
+    "token create": Spec(("token", "create"), {"--name": TEXT, "--role": ROLE, "--expires": TEXT}),
+    "token list": Spec(("token", "list"), {}),
+    "token revoke": Spec(("token", "revoke"), {"--name": TEXT}),
+    "user create": Spec(("user", "create"), {"--name": TEXT, "--role": ROLE}),
+    "user passwd": Spec(("user", "passwd"), {"--name": TEXT}),
+    "user disable": Spec(("user", "disable"), {"--name": TEXT}),
 }
 
 
@@ -176,6 +183,8 @@ REAL = {
     "config": ["config", "plan", "--config-dir", "x" * 300],
     "demo": ["demo", "craft-connector.yml"],
     "server": ["server", "--config", "fuzz/missing.yml"],
+    "token": ["token", "create", "--name", "\x1b[2J" * 100, "--role", "viewer"],
+    "user": ["user", "disable", "--name", "nobody\x07"],
 }
 
 

@@ -83,3 +83,33 @@ def test_a_run_created_by_ci_bot_names_it_in_audit_and_status(fresh_api) -> None
     assert [(a["actor"], a["command"]) for a in audit["actions"]] == [("ci-bot", "run")]
     status = _cli(api, "status", "--pipeline_code", "sales", "--run-id", str(run_id))
     assert status["run"]["started_by"] == "ci-bot"
+
+
+def test_rerun_and_mark_over_the_api_change_the_run_as_the_cli_does(fresh_api) -> None:
+    """A finished run's task run again from a request (its task process started by the API's
+    process), then a task marked; each recorded with the token as the actor."""
+    api = fresh_api
+    run_id = api.post(f"{P}/pipelines/sales/runs", {}, kind="ci-bot").json()["run"]["pipeline_run_id"]
+    finished = api.cli("run", "--pipeline_code", "sales", "--run-id", str(run_id))
+    assert finished["status"] == "SUCCESS", finished
+    rerun = api.post(f"{P}/pipelines/sales/runs/{run_id}/tasks/extract/rerun", {"reason": "vendor resent the file"})
+    assert rerun.status_code == 200, rerun.text
+    assert (rerun.json()["schema"], rerun.json()["task"]["status"]) == ("etl-craft/operation/1", "SUCCESS")
+    marked = api.post(
+        f"{P}/pipelines/sales/runs/{run_id}/mark", {"status": "FAILED", "reason": "bad data", "task_code": "load"}
+    )
+    assert marked.status_code == 200, marked.text
+    assert [a.status for a in api.harness.attempts("extract")] == ["SUCCESS", "SUCCESS"]
+    with api.ctx.db.read() as conn:
+        interventions = conn.execute(
+            sa.select(t.aud_run_interventions.c.action, t.aud_run_interventions.c.requested_by).order_by(
+                t.aud_run_interventions.c.intervention_id
+            )
+        ).all()
+        load_status = conn.execute(
+            sa.select(t.aud_task_run_log.c.status)
+            .join(t.cfg_tasks, t.cfg_tasks.c.task_id == t.aud_task_run_log.c.task_id)
+            .where(t.cfg_tasks.c.task_code == "load", t.aud_task_run_log.c.pipeline_run_id == run_id)
+        ).scalar_one()
+    assert load_status == "FAILED"
+    assert all(by == "operator-token" for _action, by in interventions) and interventions

@@ -88,3 +88,17 @@ def test_api_only_serves_without_an_overseer(served, capsys) -> None:
     result = server.wait(60)
     assert result.returncode == 0, str(result)
     assert harness.rows(t.aud_overseers) == []
+
+
+@pytest.mark.parametrize("dialect", ["sqlite"], indirect=True)
+def test_an_address_in_use_stops_the_server_before_its_overseer(harness: Harness) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        harness.project.orchestration = f"  Mode: local\n  Api_address: 127.0.0.1:{port}\n"
+        harness.project.write_config()
+        result = harness.cli("server", timeout=60)
+    assert result.returncode == 3, str(result)
+    assert f"Orchestration.Api_address: found 127.0.0.1:{port}, where the API could not listen" in result.stderr
+    assert harness.runs() == []

@@ -27,14 +27,22 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _password() -> str:
-    if sys.stdin.isatty():
-        first = getpass.getpass("password: ")
-        if getpass.getpass("again: ") != first:
-            from etl_craft.core.errors import UsageError
+    from etl_craft.core.errors import UsageError
 
-            raise UsageError("the password", found="two different entries", expected="the same password twice")
-        return first
-    return sys.stdin.readline().rstrip("\r\n")
+    try:
+        if sys.stdin.isatty():
+            first = getpass.getpass("password: ")
+            if getpass.getpass("again: ") != first:
+                raise UsageError("the password", found="two different entries", expected="the same password twice")
+            return first
+        return sys.stdin.readline().rstrip("\r\n")
+    except (OSError, ValueError, AttributeError):  # no standard input to read (closed, or none at all)
+        raise UsageError(
+            "the password",
+            found="no standard input to read it from",
+            expected="the password on one line of standard input",
+            remedy="pipe it in: printf '%s\\n' \"$PASSWORD\" | etl-craft user create --name NAME --role ROLE",
+        ) from None
 
 
 def _run(args: argparse.Namespace) -> int:

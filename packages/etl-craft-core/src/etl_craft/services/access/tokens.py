@@ -156,6 +156,7 @@ def list_tokens(ctx: OperationContext) -> TokenList:
 
 
 def revoke_token(ctx: OperationContext, name: str) -> RevokedTokens:
+    check_name(name)
     revoked = token_records.revoke_tokens(ctx.db, name, utc_now())
     if not revoked:
         raise ResourceNotFoundError(

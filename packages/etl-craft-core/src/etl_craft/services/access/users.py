@@ -13,10 +13,11 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from etl_craft.core.actor import Actor
+from etl_craft.core.actor import MAX_ACTOR_LENGTH, Actor
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import ActorKind, ApiRole
 from etl_craft.core.errors import ResourceNotFoundError, UsageError
+from etl_craft.core.text import has_control
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.reads.users import user_by_name
 from etl_craft.engine.records import users as user_records
@@ -92,6 +93,7 @@ def create_user(ctx: OperationContext, name: str, role: str, password: str) -> U
 
 
 def set_password(ctx: OperationContext, name: str, password: str) -> UserChange:
+    check_name(name)
     check_password(password)
     now = utc_now()
     if not user_records.update_user(ctx.db, name, password_hash=hash_password(password), password_changed_at=now):
@@ -101,6 +103,7 @@ def set_password(ctx: OperationContext, name: str, password: str) -> UserChange:
 
 
 def disable_user(ctx: OperationContext, name: str) -> UserChange:
+    check_name(name)
     if not user_records.update_user(ctx.db, name, disabled_at=utc_now()):
         raise _unknown(name)
     record_request(ctx.db, ctx.actor, "user disable", {"name": name})
@@ -109,6 +112,8 @@ def disable_user(ctx: OperationContext, name: str) -> UserChange:
 
 def sign_in(db: EngineDb, name: str, password: str, now: datetime) -> Bearer | Refusal:
     """A user's name and password judged; an accepted sign-in is recorded (LAST_LOGIN_AT)."""
+    if not name.strip() or len(name) > MAX_ACTOR_LENGTH or has_control(name) or len(password) > MAX_PASSWORD:
+        return Refusal("the user name or password is not right")  # no such user can exist
     with db.read() as conn:
         user = user_by_name(conn, name)
     # An unknown name costs a hash too, so timing doesn't tell which names exist.
