@@ -102,6 +102,12 @@ SPECS = {
         ("--upstream", "--downstream", "--refresh", "--strict"),
     ),
     "validate": Spec(("validate",), {"--pipeline_code": codes("P", "Q")}),
+    "generate-yml": Spec(
+        ("generate-yml",),
+        # No --output: a generated path could name the project's own files, which a later case needs.
+        {"--pipeline_code": codes("P", "Q"), "--airflow-version": TEXT},
+        ("--global", "--docs"),
+    ),
     "doctor": Spec(("doctor",), {}),
     "setup": Spec(("setup",), {"--migrations-dir": PATH}, ("--print-grants",)),
     "init-db": Spec(("init-db",), {}, ("--force",)),
@@ -176,6 +182,7 @@ REAL = {
     "audit": ["audit", "--since", "2024-13-45T99:00"],
     "lineage": ["lineage", "--depth", "9223372036854775808"],
     "validate": ["validate", "--pipeline_code", "\U0001f600" * 200],
+    "generate-yml": ["generate-yml", "--pipeline_code", "Q", "--airflow-version", ">=2.2.0,\x1b[2J<\U0001f600"],
     "doctor": ["doctor", "--config", "x" * 300],
     "setup": ["setup", "--migrations-dir", "x" * 300],
     "init-db": ["init-db", "--config", "craft-connector.yml/x"],

@@ -119,8 +119,8 @@ def test_cloning_enabled_is_refused_until_etl_craft_clones(project):
     message = project.refuse(cloning("Enabled: true\nScope: all"))
     assert message == (
         "craft-connector.yml: Cloning.Enabled (line 7): this etl-craft release does not clone the Engine DB yet, so nothing would be "
-        "copied: found true; expected Enabled: false, or no Cloning section. Remove Enabled: true; cloning arrives "
-        "with `etl-craft clone` (docs/reference/configuration.md)"
+        "copied: found true; expected Enabled: false, or no Cloning section. Remove Enabled: true until a release "
+        "that clones (docs/reference/configuration.md)"
     )
 
 

@@ -408,7 +408,7 @@ def parse_cloning(ctx: Context, body: object, default_profile: str | None, *, ha
             "this etl-craft release does not clone the Engine DB yet, so nothing would be copied",
             found="true",
             expected="Enabled: false, or no Cloning section",
-            remedy="remove Enabled: true; cloning arrives with `etl-craft clone` (docs/reference/configuration.md)",
+            remedy="remove Enabled: true until a release that clones (docs/reference/configuration.md)",
         )
     return CloningSettings(
         enabled=enabled,
