@@ -119,7 +119,7 @@ def test_snowflake_warehouse_reads_its_url_and_login(project):
 @pytest.mark.parametrize(
     ("section", "says"),
     [
-        (f"jdbc_url: {SNOWFLAKE}\nschema: marts", "Warehouse.secret (line 6): missing"),
+        (f"jdbc_url: {SNOWFLAKE}\nschema: marts", "Warehouse.secret: missing"),
         (
             "jdbc_url: jdbc:snowflake://acct.snowflakecomputing.com/?warehouse=W\nschema: m\nuser: u\nsecret: S",
             "the URL names no database",
@@ -129,7 +129,7 @@ def test_snowflake_warehouse_reads_its_url_and_login(project):
             "the setting(s) schema are not read by the Snowflake dialect",
         ),
         (f"jdbc_url: {SNOWFLAKE}\nschema: m\nuser: u\nsecret: S\nTable_format: iceberg", "iceberg is not available"),
-        (f"jdbc_url: {SNOWFLAKE}\nuser: u\nsecret: S", "Warehouse.schema (line 6): missing"),
+        (f"jdbc_url: {SNOWFLAKE}\nuser: u\nsecret: S", "Warehouse.schema: missing"),
     ],
 )
 def test_snowflake_refusals(project, section, says):

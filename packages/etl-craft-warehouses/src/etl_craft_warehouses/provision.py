@@ -16,9 +16,9 @@ The suite's requirements (`requirements`), beyond what the dialect's own capabil
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -31,6 +31,8 @@ REQUIREMENTS = frozenset({"sequences", "writing_functions", "check_constraints"}
 PG_HOST = os.environ.get("ETL_CRAFT_TEST_PG_HOST", "127.0.0.1")
 PG_PORT = int(os.environ.get("ETL_CRAFT_TEST_PG_PORT", "5432"))
 PG_USER = os.environ.get("ETL_CRAFT_TEST_PG_USER", "postgres")
+# The uv project of the fakesnow server (tests/fixtures/fakesnow/pyproject.toml says why it has its own).
+FAKESNOW_PROJECT = Path(os.environ.get("ETL_CRAFT_FAKESNOW_PROJECT", "tests/fixtures/fakesnow")).resolve()
 
 
 class Provision:
@@ -168,8 +170,9 @@ class PostgresProvision(Provision):
 class SnowflakeProvision(Provision):
     """A fakesnow server (DuckDB behind Snowflake's HTTP protocol) per test process, one database in it.
 
-    The dialect's own driver, snowflake-connector-python, connects to it over HTTP, so every statement
-    the dialect emits goes through the real connector and fakesnow's Snowflake-to-DuckDB translation.
+    The server runs in its own uv environment (tests/fixtures/fakesnow); the dialect's own driver,
+    snowflake-connector-python, connects to it over HTTP, so every statement the dialect emits goes
+    through the real connector and fakesnow's Snowflake-to-DuckDB translation.
     With ETL_CRAFT_SNOWFLAKE_URL (a jdbc:snowflake:// URL), ETL_CRAFT_SNOWFLAKE_USER and
     ETL_CRAFT_SNOWFLAKE_SECRET set, the same scenarios run against that real account instead, each test
     in a schema of its own in the database the URL names.
@@ -203,10 +206,15 @@ class SnowflakeProvision(Provision):
 
     def problem(self) -> str | None:
         try:
-            import fakesnow  # noqa: F401
             import snowflake.connector  # noqa: F401
         except ImportError as exc:
-            return f"the snowflake extra or fakesnow is not installed ({exc}); install etl-craft-warehouses[snowflake]"
+            return f"the snowflake extra is not installed ({exc}); install etl-craft-warehouses[snowflake]"
+        if os.environ.get("ETL_CRAFT_SNOWFLAKE_URL"):
+            return None
+        if not (FAKESNOW_PROJECT / "pyproject.toml").is_file():
+            return f"no fakesnow server project at {FAKESNOW_PROJECT} (set ETL_CRAFT_FAKESNOW_PROJECT)"
+        if _uv() is None:
+            return "uv is not on PATH: the fakesnow server runs in its own uv environment"
         return None
 
     def columns(self, cursor: Any, schema: str, table: str) -> list[tuple[str, str]]:
@@ -225,10 +233,29 @@ class SnowflakeProvision(Provision):
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         log = (folder / "fakesnow.log").open("wb")
+        uv = _uv()
+        assert uv is not None
+        project = ["--project", str(FAKESNOW_PROJECT), "--frozen", "--quiet"]
+        with _sync_lock():  # test processes share the server's environment: one creates it
+            subprocess.run([*uv, "sync", *project], check=True, stdout=log, stderr=subprocess.STDOUT)
         server = subprocess.Popen(
-            [sys.executable, "-m", "fakesnow", "-s", "--host", "127.0.0.1", "-p", str(port)],
+            [
+                *uv,
+                "run",
+                *project,
+                "--no-sync",
+                "python",
+                "-m",
+                "fakesnow",
+                "-s",
+                "--host",
+                "127.0.0.1",
+                "-p",
+                str(port),
+            ],
             stdout=log,
             stderr=subprocess.STDOUT,
+            env={k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"},
         )
         try:
             _wait_for_port(port, server)
@@ -275,6 +302,31 @@ class SnowflakeProvision(Provision):
             args["protocol"] = "http"
         args.update({k: settings[k] for k in ("warehouse", "role") if k in settings and k in URL_SETTINGS})
         return snowflake.connector.connect(**args)
+
+
+def _uv() -> list[str] | None:
+    """The uv command: `uv run` names itself in UV; otherwise uv on PATH, or python3 -m uv."""
+    if os.environ.get("UV"):
+        return [os.environ["UV"]]
+    found = shutil.which("uv")
+    if found:
+        return [found]
+    python = shutil.which("python3")
+    if python and subprocess.run([python, "-m", "uv", "--version"], capture_output=True, check=False).returncode == 0:
+        return [python, "-m", "uv"]
+    return None
+
+
+@contextmanager
+def _sync_lock() -> Iterator[None]:
+    import fcntl
+
+    with (FAKESNOW_PROJECT / ".sync.lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _wait_for_port(port: int, server: subprocess.Popen[bytes]) -> None:
