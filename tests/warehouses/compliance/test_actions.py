@@ -587,3 +587,19 @@ def test_sql_file_and_tokens(sqlp: SqlProject) -> None:
         sqlp.run_sql("create", {**task, "SOURCE_SQL_FILE": "../secrets.sql"})
     with pytest.raises(SqlGuardError, match=r"\$\$run_date with RUN_DATE_SUBSTITUTION not true"):
         sqlp.run_sql("create", {**task, "RUN_DATE_SUBSTITUTION": "false"})
+
+
+def test_the_script_engine_reads_the_warehouse(sqlp: SqlProject) -> None:
+    """task.warehouse()'s SQLAlchemy engine (snowflake-sqlalchemy on Snowflake) reaches the same tables."""
+    import sqlalchemy as sa
+
+    wh = sqlp.warehouse
+    sqlp.run_sql(
+        "create", params(SQL_ACTION="CREATE_TABLE", TARGET_OBJECT=wh.table("t"), SOURCE_SQL=_values([(1, "a", 1)]))
+    )
+    engine = load_dialect(sqlp.config).script_engine()
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(sa.text(f"SELECT id, name FROM {wh.table('t')}")).fetchall() == [(1, "a")]
+    finally:
+        engine.dispose()

@@ -179,7 +179,7 @@ class SnowflakeDialect(WarehouseDialect):
             "user": self.profile.user,
             "autocommit": False,
             "session_parameters": {"TIMEZONE": "UTC", "QUERY_TAG": "etl-craft"},
-            "application": "etl-craft",
+            "application": "etl_craft",
             "login_timeout": 30,
         }
         if port:
