@@ -51,6 +51,25 @@ def tests_postgres(session: nox.Session) -> None:
 
 
 @nox.session
+def tests_snowflake(session: nox.Session) -> None:
+    """The compliance suite on Snowflake: a fakesnow server, or the account ETL_CRAFT_SNOWFLAKE_URL names.
+
+    A missing snowflake extra or fakesnow fails instead of skipping.
+    """
+    uv_run(
+        session,
+        "pytest",
+        "tests/warehouses",
+        "-m",
+        "warehouse_snowflake",
+        "-n",
+        "2",
+        *session.posargs,
+        env={"ETL_CRAFT_REQUIRE_SNOWFLAKE": "1"},
+    )
+
+
+@nox.session
 def chaos(session: nox.Session) -> None:
     """The crash and race scenarios (left out of a plain pytest run), repeated (CHAOS_ITERATIONS, default
     20) on both Engine DBs. .ci/run runs them once per build."""

@@ -109,7 +109,7 @@ def test_upgrade_targets_adds_nullable_identity_columns_without_rewriting_histor
         (1, 1, None, None, None),
         (2, 2, None, None, None),
     ]
-    assert dict(wh.columns("events"))["task_run_id"] == "bigint"
+    assert dict(wh.columns("events"))["task_run_id"] == wh.stored_type("bigint")
     sqlp.run_sql("append")
     assert wh.contents("events", "id, row_id, task_run_id IS NOT NULL") == [(1, 1, False), (2, 2, False), (3, 3, True)]
     again = cli(sqlp, "upgrade-targets", "--target", target)

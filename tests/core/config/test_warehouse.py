@@ -42,7 +42,6 @@ def test_duckdb_file_stem_must_be_an_identifier(project):
     ("url", "kind"),
     [
         ("jdbc:trino://trino:8080/iceberg/sales", "trino"),
-        ("jdbc:snowflake://acct.snowflakecomputing.com/?db=x", "snowflake"),
         ("jdbc:databricks://host:443/default", "databricks"),
     ],
 )
@@ -53,8 +52,8 @@ def test_unsupported_warehouses_are_refused_naming_the_supported(project, url, k
 
 
 def test_an_unsupported_warehouse_name_is_refused(project):
-    message = project.refuse(warehouse("Name: Snowflake\njdbc_url: jdbc:duckdb:w.duckdb"))
-    assert "Warehouse.Name (line 6): Snowflake is not supported in this release" in message
+    message = project.refuse(warehouse("Name: Trino\njdbc_url: jdbc:duckdb:w.duckdb"))
+    assert "Warehouse.Name (line 6): Trino is not supported in this release" in message
 
 
 def test_name_must_match_the_warehouse_url(project):
@@ -98,7 +97,43 @@ def test_a_key_no_installed_warehouse_reads_is_unknown(project):
 def test_database_and_catalog_keys_are_refused_with_the_reason(project):
     message = project.refuse(warehouse("jdbc_url: jdbc:duckdb:w.duckdb\ncatalog: main"))
     assert "Warehouse.catalog (line 7): unknown key" in message
-    assert "Databricks and Snowflake" in message
+    assert "Databricks" in message and "db=" in message
+
+
+SNOWFLAKE = "jdbc:snowflake://myorg-acct.snowflakecomputing.com/?db=ANALYTICS&warehouse=LOAD_WH&role=LOADER"
+
+
+def test_snowflake_warehouse_reads_its_url_and_login(project):
+    config = project.load(
+        warehouse(f"jdbc_url: {SNOWFLAKE}\nschema: marts\nuser: loader\nsecret: SF_SECRET"), {"SF_SECRET": "pw"}
+    )
+    assert config.warehouse is not None
+    assert (config.warehouse.dialect, config.warehouse.auth_mode, config.warehouse.user) == (
+        "snowflake",
+        "password",
+        "loader",
+    )
+    assert config.warehouse.table_format == "native"
+
+
+@pytest.mark.parametrize(
+    ("section", "says"),
+    [
+        (f"jdbc_url: {SNOWFLAKE}\nschema: marts", "Warehouse.secret: missing"),
+        (
+            "jdbc_url: jdbc:snowflake://acct.snowflakecomputing.com/?warehouse=W\nschema: m\nuser: u\nsecret: S",
+            "the URL names no database",
+        ),
+        (
+            "jdbc_url: jdbc:snowflake://acct.snowflakecomputing.com/?db=D&schema=X\nschema: m\nuser: u\nsecret: S",
+            "the setting(s) schema are not read by the Snowflake dialect",
+        ),
+        (f"jdbc_url: {SNOWFLAKE}\nschema: m\nuser: u\nsecret: S\nTable_format: iceberg", "iceberg is not available"),
+        (f"jdbc_url: {SNOWFLAKE}\nuser: u\nsecret: S", "Warehouse.schema: missing"),
+    ],
+)
+def test_snowflake_refusals(project, section, says):
+    assert says in project.refuse(warehouse(section), {"S": "x"})
 
 
 CREDENTIAL_SPELLINGS = [*sorted(CREDENTIAL_KEYS), "PASSWORD", "Access_Token", "sslpassword"]

@@ -12,7 +12,7 @@ import pytest
 
 from etl_craft.core.errors import SqlGuardError
 from etl_craft.warehouse.dialect import load_dialect
-from tests.fixtures.warehouse import SqlProject, params
+from tests.fixtures.warehouse import SqlProject, Warehouse, params
 
 pytestmark = pytest.mark.sqlite
 
@@ -302,7 +302,7 @@ def test_b17_soft_deleted_keys_come_back(sqlp: SqlProject, action: str) -> None:
     wh = sqlp.warehouse
     target = setup_merge(sqlp, action)
     merge(sqlp, action, target, [(1, "a", 10), (2, "b", 20)])
-    sqlp.new_run()
+    run2 = sqlp.new_run()
     deleted = sqlp.run_sql(
         "delete",
         params(
@@ -323,12 +323,80 @@ def test_b17_soft_deleted_keys_come_back(sqlp: SqlProject, action: str) -> None:
         ]
     else:
         assert (revived.counts.updated, revived.counts.inserted) == (2, 2)
-        assert wh.contents("customers", "id, name, active_flag, delete_flag") == [
-            (1, "a", "N", "Y"),
-            (1, "a", "Y", "N"),
-            (2, "b", "N", "Y"),
-            (2, "b2", "Y", "N"),
+        assert wh.contents("customers", "id, name, active_flag, delete_flag, pipeline_run_id") == [
+            (1, "a", "N", "Y", run2),  # the flagged versions keep the deletion's run
+            (1, "a", "Y", "N", run3),
+            (2, "b", "N", "Y", run2),
+            (2, "b2", "Y", "N", run3),
         ]
+
+
+def _versions(wh: Warehouse) -> list[tuple[object, ...]]:
+    return wh.contents(
+        "customers",
+        "id, name, active_flag, delete_flag, pipeline_run_id, task_run_id, create_date, update_date",
+        order="id, create_date, row_id",
+    )
+
+
+def test_scd2_history_keeps_its_dates(sqlp: SqlProject) -> None:
+    """A key deleted in one run and sent again two runs later keeps its first version's deletion stamp."""
+    wh = sqlp.warehouse
+    target = setup_merge(sqlp, "SCD2_MERGE")
+    merge(sqlp, "SCD2_MERGE", target, [(1, "a", 10), (2, "b", 20), (3, "c", 30)])
+    run1, task1 = sqlp.run_id, sqlp.task_run_id("load")
+    run2 = sqlp.new_run()
+    gone = merge(sqlp, "SCD2_MERGE", target, [(1, "a", 10), (3, "c", 31)], DELETE_MISSING_KEYS=True)
+    task2 = sqlp.task_run_id("load")
+    assert (gone.counts.inserted, gone.counts.updated, gone.counts.deleted, gone.counts.rows_written) == (1, 1, 1, 3)
+    after2 = _versions(wh)
+    (c1, u1), (c2, u2), (c3, u3), (c3b, _u3b) = [(r[6], r[7]) for r in after2]
+    assert [r[:6] for r in after2] == [
+        (1, "a", "Y", "N", run1, task1),
+        (2, "b", "Y", "Y", run2, task2),  # deleted: flagged, stamped with the run that found it missing
+        (3, "c", "N", "N", run2, task2),
+        (3, "c", "Y", "N", run2, task2),
+    ]
+    assert u3 == c3b and u2 == u3 and u1 == c1 and c2 == c1 and c3 == c1  # closing and inserting share one stamp
+    assert u2 > c2
+
+    sqlp.new_run()
+    absent = merge(sqlp, "SCD2_MERGE", target, [(1, "a", 10), (3, "c", 31)], DELETE_MISSING_KEYS=True)
+    assert (absent.counts.deleted, absent.counts.rows_written) == (0, 0)  # already flagged: left as it was
+    assert _versions(wh) == after2
+
+    run4 = sqlp.new_run()
+    back = merge(sqlp, "SCD2_MERGE", target, [(1, "a", 10), (2, "b", 20), (3, "c", 31)], DELETE_MISSING_KEYS=True)
+    task4 = sqlp.task_run_id("load")
+    assert (back.counts.inserted, back.counts.updated, back.counts.deleted) == (1, 1, 0)
+    after4 = _versions(wh)
+    assert after4[1] == (2, "b", "N", "Y", run2, task2, c2, u2)  # the deletion stamp survives the revival
+    assert after4[2][:6] == (2, "b", "Y", "N", run4, task4)
+    assert [after4[0], *after4[3:]] == [after2[0], *after2[2:]]
+
+    current = f"SELECT id, name FROM {target} WHERE active_flag = 'Y' AND delete_flag = 'N' ORDER BY id"
+    assert wh.rows(current) == [(1, "a"), (2, "b"), (3, "c")]
+    as_of = (
+        f"SELECT id, amount FROM {target} WHERE create_date <= %(t)s"
+        f" AND ((active_flag = 'Y' AND delete_flag = 'N') OR %(t)s < update_date) ORDER BY id"
+    )
+    assert _as_of(wh, as_of, c1) == [(1, Decimal("10.00")), (2, Decimal("20.00")), (3, Decimal("30.00"))]
+    assert _as_of(wh, as_of, u2) == [(1, Decimal("10.00")), (3, Decimal("31.00"))]
+    assert _as_of(wh, as_of, after4[2][6]) == [(1, Decimal("10.00")), (2, Decimal("20.00")), (3, Decimal("31.00"))]
+
+
+def _as_of(wh: Warehouse, sql: str, moment: object) -> list[tuple[object, ...]]:
+    """The documented "as of T" predicate (docs/guides/sql-tasks.md, SCD2 history), with T a stored stamp."""
+    literal = f"CAST('{moment.isoformat()}' AS TIMESTAMP WITH TIME ZONE)"  # type: ignore[attr-defined]
+    return wh.rows(sql.replace("%(t)s", literal))
+
+
+def test_delete_missing_keys_is_refused_on_other_actions(sqlp: SqlProject) -> None:
+    wh = sqlp.warehouse
+    target = setup_merge(sqlp, "SCD1_MERGE")
+    with pytest.raises(SqlGuardError, match=r"DELETE_MISSING_KEYS=true on a SCD1_MERGE task.*only on SCD2_MERGE"):
+        merge(sqlp, "SCD1_MERGE", target, [(1, "a", 10)], DELETE_MISSING_KEYS=True)
+    assert wh.contents("customers", "id") == []
 
 
 def test_delete_rows_soft_and_hard(sqlp: SqlProject) -> None:
@@ -409,7 +477,7 @@ def test_b39_schema_evolution_keeps_length_precision_and_scale(sqlp: SqlProject,
         MERGE_COMPARE_COLUMNS="name|amount|price",
         SOURCE_SQL=select,
     )
-    with pytest.raises(SqlGuardError, match=r"new column.*price.*SCHEMA_EVOLUTION"):
+    with pytest.raises(SqlGuardError, match=r"(?i)new column.*price.*SCHEMA_EVOLUTION"):
         sqlp.run_sql("load", evolve)
     result = sqlp.run_sql("load", {**evolve, "SCHEMA_EVOLUTION": "true"})
     assert any("added column" in w for w in result.warnings)
@@ -421,10 +489,12 @@ def test_b39_schema_evolution_keeps_length_precision_and_scale(sqlp: SqlProject,
         "seen_at": "timestamp",
         "seen_at_tz": "timestamp with time zone",
     }
-    assert {k: types[k] for k in written} == {k: wh.stored_type(v) for k, v in written.items()}
+    assert {k: types[k] for k in written} == {k: wh.added_type(v) for k, v in written.items()}
     assert wh.contents("customers", "id, price, currency, note") == [(1, Decimal("12.50"), "EUR", "note")]
     changed_type = select.replace("CAST(12.5 AS DECIMAL(12,2)) AS price", "CAST(12.5 AS DECIMAL(14,4)) AS price")
-    with pytest.raises(SqlGuardError, match=r"price is (numeric|DECIMAL)\(12,2\).*but (numeric|DECIMAL)\(14,4\)"):
+    with pytest.raises(
+        SqlGuardError, match=r"(?i)price is (numeric|DECIMAL|NUMBER)\(12,2\).*but (numeric|DECIMAL|NUMBER)\(14,4\)"
+    ):
         sqlp.run_sql("load", {**evolve, "SCHEMA_EVOLUTION": "true", "SOURCE_SQL": changed_type})
 
 
@@ -517,3 +587,19 @@ def test_sql_file_and_tokens(sqlp: SqlProject) -> None:
         sqlp.run_sql("create", {**task, "SOURCE_SQL_FILE": "../secrets.sql"})
     with pytest.raises(SqlGuardError, match=r"\$\$run_date with RUN_DATE_SUBSTITUTION not true"):
         sqlp.run_sql("create", {**task, "RUN_DATE_SUBSTITUTION": "false"})
+
+
+def test_the_script_engine_reads_the_warehouse(sqlp: SqlProject) -> None:
+    """task.warehouse()'s SQLAlchemy engine (snowflake-sqlalchemy on Snowflake) reaches the same tables."""
+    import sqlalchemy as sa
+
+    wh = sqlp.warehouse
+    sqlp.run_sql(
+        "create", params(SQL_ACTION="CREATE_TABLE", TARGET_OBJECT=wh.table("t"), SOURCE_SQL=_values([(1, "a", 1)]))
+    )
+    engine = load_dialect(sqlp.config).script_engine()
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(sa.text(f"SELECT id, name FROM {wh.table('t')}")).fetchall() == [(1, "a")]
+    finally:
+        engine.dispose()

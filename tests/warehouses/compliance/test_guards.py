@@ -24,7 +24,8 @@ def loaded(p: SqlProject, action: str = "SCD1_MERGE") -> str:
 
 
 def refused(p: SqlProject, code: str, task: dict[str, str] | None, match: str) -> SqlGuardError:
-    with pytest.raises(SqlGuardError, match=match) as err:
+    # Case-insensitive: a folding warehouse names the columns in its case (AMOUNT on Snowflake).
+    with pytest.raises(SqlGuardError, match="(?i)" + match) as err:
         p.run_sql(code, task)
     assert err.value.exit_code == 21 and err.value.retryable is False
     return err.value
@@ -150,8 +151,9 @@ def test_b45_output_names_that_need_quoting_are_refused(sqlp: SqlProject) -> Non
     task = params(SQL_ACTION="CREATE_TABLE", TARGET_OBJECT=wh.table("names"), SOURCE_SQL='SELECT 1 AS "first name"')
     refused(sqlp, "create", task, "a column named 'first name', which needs quoting.*AS first_name")
     mixed = {**task, "SOURCE_SQL": 'SELECT 1 AS "CustomerId"'}
-    if load_dialect(sqlp.config).identifier_case == "lower":
-        refused(sqlp, "create", mixed, "'CustomerId', which needs quoting.*in lower case.*AS customer_id")
+    case = load_dialect(sqlp.config).identifier_case
+    if case is not None:  # a folding warehouse: only names already in the folded case are accepted
+        refused(sqlp, "create", mixed, f"'CustomerId', which needs quoting.*in {case} case.*AS customer_id")
         assert wh.columns("names") == []
     else:  # names kept as written and matched case-insensitively
         sqlp.run_sql("create", mixed)
@@ -167,7 +169,7 @@ def test_float_compare_columns_are_refused(sqlp: SqlProject) -> None:
         SQL_ACTION="SCD1_MERGE", TARGET_OBJECT=target, MERGE_KEY="id", MERGE_COMPARE_COLUMNS="name|ratio",
         SCHEMA_EVOLUTION=True, SOURCE_SQL=select,
     )  # fmt: skip
-    refused(sqlp, "load", task, r"MERGE_COMPARE_COLUMNS includes ratio \(DOUBLE.*cast to DECIMAL in the SELECT")
+    refused(sqlp, "load", task, r"MERGE_COMPARE_COLUMNS includes ratio \((DOUBLE|FLOAT).*cast to DECIMAL in the SELECT")
     assert wh.contents("customers", ALL_COLUMNS) == before
     assert "ratio" not in dict(wh.columns("customers"))
 
@@ -195,7 +197,7 @@ def test_writes_other_than_one_select_are_refused(sqlp: SqlProject) -> None:
     refused(sqlp, "bad", {**base, "SOURCE_SQL": f"SELECT * INTO {wh.table('y')} FROM {target}"}, "SELECT ... INTO")
     refused(
         sqlp, "bad", {**base, "SOURCE_SQL": f"WITH d AS (DELETE FROM {target} RETURNING id) SELECT id FROM d"},
-        "found DELETE inside the query",
+        "found DELETE inside the query|SQL that does not parse",  # a data-modifying WITH: PostgreSQL syntax
     )  # fmt: skip
     refused(sqlp, "bad", {**base, "SOURCE_SQL": "SELECT 1 AS id; SELECT 2 AS id"}, "found 2 statements")
     refused(sqlp, "bad", {**base, "SOURCE_SQL": "SELECT $$pipeline_idx AS id"}, r"the token \$\$pipeline_idx")
@@ -238,5 +240,8 @@ def test_b36_scd1_updates_are_one_set_based_statement(sqlp: SqlProject, caplog: 
     assert (result.counts.updated, result.counts.inserted) == (rows, 0)
     updates = [r.getMessage() for r in caplog.records if "\nUPDATE " in r.getMessage()]
     assert len(updates) == 1
-    assert '\nFROM "etl_stage_' in updates[0] and "SELECT" not in updates[0].split("SET", 1)[1].split("FROM", 1)[0]
+    assert (
+        '"etl_stage_' in updates[0].split("\nFROM ", 1)[1]
+        and "SELECT" not in updates[0].split("SET", 1)[1].split("FROM", 1)[0]
+    )
     assert wh.scalar(f"SELECT SUM(amount) - SUM(id) FROM {target}") == rows

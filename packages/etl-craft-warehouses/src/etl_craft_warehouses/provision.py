@@ -8,12 +8,18 @@ queries the scenarios check with). Drivers are imported when used.
 
 The suite's requirements (`requirements`), beyond what the dialect's own capabilities tell:
 - `sequences`: CREATE SEQUENCE, nextval and setval, as PostgreSQL and DuckDB spell them;
-- `writing_functions`: a user-defined function can write a table (PL/pgSQL).
+- `writing_functions`: a user-defined function can write a table (PL/pgSQL);
+- `check_constraints`: CHECK constraints are enforced, so a scenario can make a write fail midway
+  (Snowflake has none).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import socket
+import subprocess
+import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -21,10 +27,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 # Every requirement a provision may declare (see the module's docstring).
-REQUIREMENTS = frozenset({"sequences", "writing_functions"})
+REQUIREMENTS = frozenset({"sequences", "writing_functions", "check_constraints"})
 PG_HOST = os.environ.get("ETL_CRAFT_TEST_PG_HOST", "127.0.0.1")
 PG_PORT = int(os.environ.get("ETL_CRAFT_TEST_PG_PORT", "5432"))
 PG_USER = os.environ.get("ETL_CRAFT_TEST_PG_USER", "postgres")
+# The uv project of the fakesnow server (tests/fixtures/fakesnow/pyproject.toml says why it has its own).
+FAKESNOW_PROJECT = Path(os.environ.get("ETL_CRAFT_FAKESNOW_PROJECT", "tests/fixtures/fakesnow")).resolve()
 
 
 class Provision:
@@ -35,6 +43,8 @@ class Provision:
     requirements: ClassVar[frozenset[str]] = frozenset()
     # How the catalog reports a type the scenarios CAST to (lower case), where the warehouse changes it.
     stored_types: ClassVar[Mapping[str, str]] = {}
+    # How it reports a type a column added by ALTER TABLE ADD COLUMN got, where that differs again.
+    added_types: ClassVar[Mapping[str, str]] = {}
     section_schema: ClassVar[str]  # the schema the Warehouse section names (a session's default)
     # One warehouse serves every test of a process (each test in its own schema), instead of one per test.
     shared: ClassVar[bool] = False
@@ -75,7 +85,7 @@ class Provision:
 class DuckDBProvision(Provision):
     name = "duckdb"
     marker = "duckdb"
-    requirements = frozenset({"sequences"})
+    requirements = frozenset({"sequences", "check_constraints"})
     # DuckDB stores CHAR and VARCHAR bounds as VARCHAR.
     stored_types: ClassVar[Mapping[str, str]] = {"char(3)": "varchar", "varchar(20)": "varchar"}
     section_schema = "main"
@@ -103,7 +113,7 @@ class PostgresProvision(Provision):
 
     name = "postgres"
     marker = "warehouse_postgres"
-    requirements = frozenset({"sequences", "writing_functions"})
+    requirements = frozenset({"sequences", "writing_functions", "check_constraints"})
     stored_types: ClassVar[Mapping[str, str]] = {
         "decimal(12,2)": "numeric(12,2)",
         "char(3)": "character(3)",
@@ -155,3 +165,178 @@ class PostgresProvision(Provision):
         conn = psycopg.connect(host=PG_HOST, port=PG_PORT, user=PG_USER, dbname=database, autocommit=True)
         conn.execute("SET TIME ZONE 'UTC'")
         return conn
+
+
+class SnowflakeProvision(Provision):
+    """A fakesnow server (DuckDB behind Snowflake's HTTP protocol) per test process, one database in it.
+
+    The server runs in its own uv environment (tests/fixtures/fakesnow); the dialect's own driver,
+    snowflake-connector-python, connects to it over HTTP, so every statement the dialect emits goes
+    through the real connector and fakesnow's Snowflake-to-DuckDB translation.
+    With ETL_CRAFT_SNOWFLAKE_URL (a jdbc:snowflake:// URL), ETL_CRAFT_SNOWFLAKE_USER and
+    ETL_CRAFT_SNOWFLAKE_SECRET set, the same scenarios run against that real account instead, each test
+    in a schema of its own in the database the URL names.
+    """
+
+    name = "snowflake"
+    marker = "warehouse_snowflake"
+    stored_types: ClassVar[Mapping[str, str]] = {
+        "decimal(12,2)": "number(12,2)",
+        "decimal(18,4)": "number(18,4)",
+        "char(3)": "varchar",  # fakesnow (DuckDB) drops CHAR's length; Snowflake reports varchar(3)
+        "varchar(20)": "varchar(20)",
+        "integer": "number(38,0)",
+        "bigint": "number(38,0)",
+        "timestamp": "timestamp_ntz",
+        "timestamp with time zone": "timestamp_tz",
+    }
+    # fakesnow's ALTER TABLE ADD COLUMN drops VARCHAR lengths (Snowflake keeps them).
+    added_types: ClassVar[Mapping[str, str]] = {"varchar(20)": "varchar"}
+    section_schema = "PUBLIC"
+    columns_sql = (
+        "SELECT column_name, data_type, character_maximum_length, numeric_precision, numeric_scale"
+        " FROM information_schema.columns WHERE table_schema = UPPER(%s) AND table_name = UPPER(%s)"
+        " ORDER BY ordinal_position"
+    )
+    comment_sql = (
+        "SELECT comment FROM information_schema.tables WHERE table_schema = UPPER(%s) AND table_name = UPPER(%s)"
+    )
+    shared = True
+    required_by = "ETL_CRAFT_REQUIRE_SNOWFLAKE"
+
+    def problem(self) -> str | None:
+        try:
+            import snowflake.connector  # noqa: F401
+        except ImportError as exc:
+            return f"the snowflake extra is not installed ({exc}); install etl-craft-warehouses[snowflake]"
+        if os.environ.get("ETL_CRAFT_SNOWFLAKE_URL"):
+            return None
+        if not (FAKESNOW_PROJECT / "pyproject.toml").is_file():
+            return f"no fakesnow server project at {FAKESNOW_PROJECT} (set ETL_CRAFT_FAKESNOW_PROJECT)"
+        if _uv() is None:
+            return "uv is not on PATH: the fakesnow server runs in its own uv environment"
+        return None
+
+    def columns(self, cursor: Any, schema: str, table: str) -> list[tuple[str, str]]:
+        from etl_craft_warehouses.snowflake import type_text
+
+        cursor.execute(self.columns_sql, (schema, table))
+        return [(str(n), type_text(str(t), ln, p, s)) for n, t, ln, p, s in cursor.fetchall()]
+
+    @contextmanager
+    def warehouse(self, folder: Path) -> Iterator[str]:
+        live = os.environ.get("ETL_CRAFT_SNOWFLAKE_URL")
+        if live:  # the account's database; each test works in a schema of its own, dropped afterwards
+            yield live
+            return
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        log = (folder / "fakesnow.log").open("wb")
+        uv = _uv()
+        assert uv is not None
+        project = ["--project", str(FAKESNOW_PROJECT), "--frozen", "--quiet"]
+        with _sync_lock():  # test processes share the server's environment: one creates it
+            subprocess.run([*uv, "sync", *project], check=True, stdout=log, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            [
+                *uv,
+                "run",
+                *project,
+                "--no-sync",
+                "python",
+                "-m",
+                "fakesnow",
+                "-s",
+                "--host",
+                "127.0.0.1",
+                "-p",
+                str(port),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"},
+        )
+        try:
+            _wait_for_port(port, server)
+            url = f"jdbc:snowflake://127.0.0.1:{port}/?account=fakesnow&db=ETLC&ssl=off"
+            conn = self.connect(url, database=None)
+            try:
+                for statement in ("CREATE DATABASE ETLC", "USE DATABASE ETLC", "CREATE SCHEMA IF NOT EXISTS PUBLIC"):
+                    conn.cursor().execute(statement)
+            finally:
+                conn.close()
+            yield url
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            log.close()
+
+    def section(self, jdbc_url: str) -> str:
+        user = os.environ.get("ETL_CRAFT_SNOWFLAKE_USER", "fake")
+        secret = (
+            "ETL_CRAFT_SNOWFLAKE_SECRET" if os.environ.get("ETL_CRAFT_SNOWFLAKE_URL") else "ETL_CRAFT_FAKESNOW_SECRET"
+        )
+        os.environ.setdefault("ETL_CRAFT_FAKESNOW_SECRET", "snow")
+        return f"{super().section(jdbc_url)}  schema: {self.section_schema}\n  user: {user}\n  secret: {secret}\n"
+
+    def connect(self, jdbc_url: str, database: str | None = "") -> Any:
+        import snowflake.connector
+
+        from etl_craft_warehouses.snowflake import URL_SETTINGS, _settings
+
+        host, port, settings = _settings(jdbc_url)
+        args: dict[str, Any] = {
+            "account": settings.get("account") or host.split(".")[0],
+            "host": host,
+            "user": os.environ.get("ETL_CRAFT_SNOWFLAKE_USER", "fake"),
+            "password": os.environ.get("ETL_CRAFT_SNOWFLAKE_SECRET", "snow"),
+            "autocommit": True,
+            "session_parameters": {"TIMEZONE": "UTC"},
+        }
+        if database is not None:
+            args["database"] = settings.get("db")
+        if port:
+            args["port"] = port
+        if settings.get("ssl") == "off":
+            args["protocol"] = "http"
+        args.update({k: settings[k] for k in ("warehouse", "role") if k in settings and k in URL_SETTINGS})
+        return snowflake.connector.connect(**args)
+
+
+def _uv() -> list[str] | None:
+    """The uv command: `uv run` names itself in UV; otherwise uv on PATH, or python3 -m uv."""
+    if os.environ.get("UV"):
+        return [os.environ["UV"]]
+    found = shutil.which("uv")
+    if found:
+        return [found]
+    python = shutil.which("python3")
+    if python and subprocess.run([python, "-m", "uv", "--version"], capture_output=True, check=False).returncode == 0:
+        return [python, "-m", "uv"]
+    return None
+
+
+@contextmanager
+def _sync_lock() -> Iterator[None]:
+    import fcntl
+
+    with (FAKESNOW_PROJECT / ".sync.lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _wait_for_port(port: int, server: subprocess.Popen[bytes]) -> None:
+    """Until the server accepts connections; its exit ends the wait with the reason."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"the fakesnow server exited with status {server.returncode} before it listened")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"the fakesnow server did not listen on port {port} within 60 s")

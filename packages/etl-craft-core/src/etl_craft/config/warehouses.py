@@ -25,7 +25,10 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "etl_craft.warehouses"
 SECTION_KEYS = ("Profile", "Name", "Table_format", "jdbc_url", "schema")
 
-_FIELD_HINT = "no installed warehouse reads it (Databricks and Snowflake will, in a later release)"
+_FIELD_HINT = (
+    "no installed warehouse reads it (Databricks will, in a later release; Snowflake's database is the"
+    " URL's db= setting)"
+)
 _HINTS = {**AUTH_HINTS, "database": _FIELD_HINT, "catalog": _FIELD_HINT}
 
 

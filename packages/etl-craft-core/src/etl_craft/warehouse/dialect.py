@@ -65,6 +65,10 @@ class WarehouseDialect:
     placeholder: ClassVar[str] = "?"
     # Storage parameters this warehouse reads; any other storage parameter on a task is refused.
     storage_parameters: ClassVar[tuple[str, ...]] = ()
+    # How CREATE_TABLE replaces a table: "transaction" (drop, create and fill in the action's one
+    # transaction, where DDL is transactional) or "create_or_replace" (one CREATE OR REPLACE TABLE ...
+    # AS SELECT, atomic on warehouses whose DDL commits the open transaction).
+    replace_strategy: ClassVar[str] = "transaction"
     # Functions that change state, refused in an author's SELECT before it runs: for warehouses that
     # can't run a statement read-only (see `read_only`), the only guard against their side effects.
     state_changing_functions: ClassVar[frozenset[str]] = frozenset()

@@ -92,19 +92,25 @@ def scd1_merge(run: ActionRun) -> None:
 
 
 def scd2_merge(run: ActionRun) -> None:
-    """Close the active version of each changed (or soft-deleted, B17) key, then insert new active versions."""
+    """Close the active version of each changed (or soft-deleted, B17) key, then insert new active versions.
+
+    A version's stamps (UPDATE_DATE, UPDATED_BY and the identities) say when and by whom it ended. A
+    soft-deleted version already ended when it was flagged, so reviving its key only sets its
+    ACTIVE_FLAG: the deletion stamp stays (docs/guides/sql-tasks.md, "SCD2 history").
+    """
     stage, plain, _updated, changed = _prepare_merge(run)
     active = f"t.{run.ident(cols.ACTIVE_FLAG)}"
+    deleted = f"t.{run.ident(cols.DELETE_FLAG)} = 'Y'"
+    stamps = [(run.ident(n), run.stamp(n)) for n in (cols.UPDATE_DATE, cols.UPDATED_BY, *cols.IDENTITY_COLUMNS)]
     assignments = [
         (run.ident(cols.ACTIVE_FLAG), "'N'"),
-        (run.ident(cols.UPDATE_DATE), run.stamp(cols.UPDATE_DATE)),
-        (run.ident(cols.UPDATED_BY), run.stamp(cols.UPDATED_BY)),
-        *run.identity_assignments(),
+        *((name, f"CASE WHEN {deleted} THEN t.{name} ELSE {value} END") for name, value in stamps),
     ]
     changed = f"{active} = 'Y' AND ({changed})"
     sql = run.dialect.update_from_stage(run.target_sql, stage.sql, run.keys_sql(), assignments, changed)
     with run.step("close changed versions"):
         closed = run.session.dml(sql)
+    missing = _delete_missing_keys(run, stage) if run.spec.delete_missing_keys else 0
     inserted = run.insert_from_stage(
         stage,
         cols.ACTION_COLUMNS["SCD2_MERGE"],
@@ -112,9 +118,29 @@ def scd2_merge(run: ActionRun) -> None:
         hash_expr=plain,
         step="insert new versions",
     )
-    run.counts.update(inserted=inserted, updated=closed, deleted=0)
+    run.counts.update(inserted=inserted, updated=closed, deleted=missing)
     run.drop_stage(stage)
     run.count_target()
+
+
+def _delete_missing_keys(run: ActionRun, stage: Stage) -> int:
+    """DELETE_MISSING_KEYS: flag the current version of every key the SELECT no longer returns, in one UPDATE.
+
+    The version ends as a DELETE_ROWS soft delete ends it (DELETE_FLAG = 'Y', stamped), so a key that
+    comes back later is revived the same way; versions already flagged keep their stamps (B46).
+    """
+    flag = f"t.{run.ident(cols.DELETE_FLAG)}"
+    assignments = [(run.ident(cols.DELETE_FLAG), "'Y'")]
+    assignments += [(run.ident(n), run.stamp(n)) for n in (cols.UPDATE_DATE, cols.UPDATED_BY)]
+    assignments += run.identity_assignments()
+    sets = ", ".join(f"{name} = {value}" for name, value in assignments)
+    sql = (
+        f"UPDATE {run.target_sql} AS t SET {sets}"
+        f" WHERE t.{run.ident(cols.ACTIVE_FLAG)} = 'Y' AND ({flag} IS NULL OR {flag} <> 'Y')"
+        f" AND NOT EXISTS (SELECT 1 FROM {stage.sql} s WHERE {run.key_match('t', 's')})"
+    )
+    with run.step("flag keys missing from the SELECT"):
+        return run.session.dml(sql)
 
 
 def delete_rows(run: ActionRun) -> None:

@@ -1,7 +1,9 @@
 """Actions that create, replace or drop a whole table: CREATE_TABLE, SETUP_TABLE, OVERWRITE_TABLE, DROP_TABLE.
 
-Every statement runs inside the action's one warehouse transaction (the installed warehouses' DDL is
-transactional), so a failure at any point rolls back to the old table and its rows (S3.G.3).
+Every statement runs inside the action's one warehouse transaction, so where DDL is transactional a
+failure at any point rolls back to the old table and its rows (S3.G.3). Where DDL commits (the
+dialect's `replace_strategy` is create_or_replace), CREATE_TABLE is one atomic CREATE OR REPLACE
+TABLE ... AS SELECT instead, and OVERWRITE_TABLE changes rows with DML only.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Sequence
 from etl_craft.core.errors import SqlGuardError
 from etl_craft.handlers.sql import catalog
 from etl_craft.handlers.sql import columns as cols
-from etl_craft.handlers.sql.runner import ActionRun
+from etl_craft.handlers.sql.runner import ActionRun, Stage
 from etl_craft.warehouse.session import Column
 
 
@@ -35,6 +37,9 @@ def create_table(run: ActionRun) -> None:
     if run.target_columns():
         run.check_format()
     engine_columns = cols.ACTION_COLUMNS["CREATE_TABLE"]
+    if run.dialect.replace_strategy == "create_or_replace":
+        _create_or_replace(run, stage, engine_columns)
+        return
     with run.step("drop the old table"):
         run.session.execute(f"DROP TABLE IF EXISTS {run.target_sql}")
     with run.step("create the table"):
@@ -43,6 +48,27 @@ def create_table(run: ActionRun) -> None:
     run.counts.update(inserted=run.insert_from_stage(stage, engine_columns), updated=0, deleted=0)
     run.drop_stage(stage)
     run.count_target()
+    run.hash_change = "clear"
+
+
+def _create_or_replace(run: ActionRun, stage: Stage, engine_columns: Sequence[str]) -> None:
+    """One CREATE OR REPLACE TABLE ... AS SELECT: the old table stays whole until the new one is complete.
+
+    The columns are cast to the stage's types, so the new table has the SELECT's full types; ROW_IDs
+    are numbered 1..n, as the transaction strategy's new generator would number them.
+    """
+    dialect = run.dialect
+    values = [f"CAST(s.{dialect.quote(c.name)} AS {c.type}) AS {dialect.quote(c.name)}" for c in stage.columns]
+    for name in engine_columns:
+        type_ = cols.engine_column_type(name, dialect.timestamp_type(), dialect.text_type())
+        value = "ROW_NUMBER() OVER ()" if name == cols.ROW_ID else run.stamp(name)
+        values.append(f"CAST({value} AS {type_}) AS {run.ident(name)}")
+    select = f"SELECT {', '.join(values)} FROM {stage.sql} s"
+    with run.step("replace the table"):
+        run.session.execute(f"CREATE OR REPLACE TABLE {run.target_sql} AS {select}")
+    run._row_id_generated = False
+    run.drop_stage(stage)
+    run.counts.update(inserted=run.count_target(), updated=0, deleted=0)
     run.hash_change = "clear"
 
 

@@ -65,6 +65,7 @@ class ActionRun:
         # What the Engine DB records once the warehouse commit is done: "publish" version 2, "clear", or None.
         self.hash_change: str | None = None
         self._row_id_generated: bool | None = None
+        self._now: str | None = None
 
     # -- errors ---------------------------------------------------------------------------------
     @contextmanager
@@ -192,8 +193,9 @@ class ActionRun:
                 f"SELECT COUNT(*), SUM(CASE WHEN {nulls} THEN 1 ELSE 0 END) FROM {stage.sql}"
             )[0]
         if null_keys:
+            keys = ", ".join(self.spec.merge_key)
             raise self.refuse(
-                f"the SELECT returns {null_keys} row(s) with a NULL in MERGE_KEY ({', '.join(self.spec.merge_key)})",
+                f"the SELECT returns {int(null_keys)} row(s) with a NULL in MERGE_KEY ({keys})",
                 "every key column set",
                 "filter those rows out or COALESCE the key",
             )
@@ -295,14 +297,26 @@ class ActionRun:
             cols.PIPELINE_ID: str(self.ctx.pipeline_id),
             cols.PIPELINE_RUN_ID: str(self.ctx.pipeline_run_id),
             cols.TASK_RUN_ID: str(self.ctx.task_run_id),
-            cols.CREATE_DATE: "CURRENT_TIMESTAMP",
-            cols.UPDATE_DATE: "CURRENT_TIMESTAMP",
+            cols.CREATE_DATE: self.now_sql(),
+            cols.UPDATE_DATE: self.now_sql(),
             cols.CREATED_BY: self.dialect.login_sql(),
             cols.UPDATED_BY: self.dialect.login_sql(),
             cols.DELETE_FLAG: "'N'",
             cols.ACTIVE_FLAG: "'Y'",
         }
         return values[name]
+
+    def now_sql(self) -> str:
+        """The action's one timestamp, read once: every row it stamps gets the same moment.
+
+        Some warehouses give each statement of a transaction its own CURRENT_TIMESTAMP; a version an
+        SCD2 merge closes must end exactly when its successor starts (docs/guides/sql-tasks.md).
+        """
+        if self._now is None:
+            with self.step("read the time"):
+                moment = self.session.scalar("SELECT CURRENT_TIMESTAMP")
+            self._now = f"CAST('{moment.isoformat()}' AS {self.dialect.timestamp_type()})"
+        return self._now
 
     def identity_assignments(self) -> list[tuple[str, str]]:
         return [(self.ident(n), self.stamp(n)) for n in cols.IDENTITY_COLUMNS]

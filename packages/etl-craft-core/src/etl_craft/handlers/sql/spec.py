@@ -40,6 +40,7 @@ SQL_PARAMETERS = (
     "SCHEMA_EVOLUTION",
     "PRESERVE_TARGET",
     "HARD_DELETE",
+    "DELETE_MISSING_KEYS",
     "TABLE_FORMAT",
     *STORAGE_PARAMETERS,
 )
@@ -70,6 +71,7 @@ class SqlTaskSpec:
     schema_evolution: bool = False
     preserve_target: bool = False
     hard_delete: bool = False
+    delete_missing_keys: bool = False  # SCD2_MERGE only: flag the current version of keys the SELECT lacks
     table_format: str | None = None  # None: the warehouse's Table_format
 
     @property
@@ -107,6 +109,19 @@ def yes_no(parameters: Mapping[str, str], name: str, task_code: str) -> bool:
             remedy=f"set {name} to true or false",
         )
     return raw == "true"
+
+
+def delete_missing_keys(parameters: Mapping[str, str], action: str, task_code: str) -> bool:
+    """DELETE_MISSING_KEYS is read by SCD2_MERGE only; set on another action it would do nothing, so it is refused."""
+    wanted = yes_no(parameters, "DELETE_MISSING_KEYS", task_code)
+    if wanted and action != "SCD2_MERGE":
+        raise SqlGuardError(
+            _where(task_code, "DELETE_MISSING_KEYS"),
+            found=f"DELETE_MISSING_KEYS=true on a {action} task",
+            expected="DELETE_MISSING_KEYS only on SCD2_MERGE",
+            remedy="remove it, or write the keys to flag with a DELETE_ROWS task",
+        )
+    return wanted
 
 
 def parse_target(raw: str | None, task_code: str, parameter: str = "TARGET_OBJECT") -> tuple[str, ...]:
@@ -290,5 +305,6 @@ def parse_spec(
         schema_evolution=yes_no(parameters, "SCHEMA_EVOLUTION", task),
         preserve_target=yes_no(parameters, "PRESERVE_TARGET", task),
         hard_delete=yes_no(parameters, "HARD_DELETE", task),
+        delete_missing_keys=delete_missing_keys(parameters, action, task),
         table_format=table_format,
     )
