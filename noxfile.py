@@ -52,9 +52,8 @@ def tests_postgres(session: nox.Session) -> None:
 
 @nox.session
 def tests_snowflake(session: nox.Session) -> None:
-    """The compliance suite on Snowflake: a fakesnow server, or the account ETL_CRAFT_SNOWFLAKE_URL names.
-
-    A missing snowflake extra or fakesnow fails instead of skipping.
+    """The compliance suite on Snowflake (left out of a plain pytest run): a fakesnow server, or the
+    account ETL_CRAFT_SNOWFLAKE_URL names. A missing snowflake extra or fakesnow fails instead of skipping.
     """
     uv_run(
         session,
