@@ -58,19 +58,26 @@ def test_b15_backfills_treat_failure_edges_on_other_pipelines_as_unmet(harness: 
 def test_w3_tasks_waiting_on_another_pipeline_hold_no_slot(harness: Harness) -> None:
     harness.project.orchestration = "  Mode: local\n  Max_parallel_tasks: 2\n  Gate_wait_minutes: 1\n"
     harness.project.write_config()
-    harness.pipeline("up", [TaskSpec("x", {"sleep": 10, "fail": "late and broken"})])
+    release = harness.root / "release-x"
+    harness.pipeline("up", [TaskSpec("x", {"wait_for": str(release), "fail": "late and broken"})])
     gated = [TaskSpec(f"g{n:03d}") for n in range(100)]
-    harness.pipeline("down", [*gated, TaskSpec("free_a"), TaskSpec("free_b"), TaskSpec("free_c")])
+    free = [TaskSpec("free_a"), TaskSpec("free_b"), TaskSpec("free_c")]
+    harness.pipeline("down", [*gated, *free])
     harness.migrate("".join(cross_dependency("down", task.code, "up", "x") for task in gated))
     up = harness.start("run", "--pipeline_code", "up")
     harness.wait_for_attempt("x", "RUNNING")
-    down = harness.cli("run", "--pipeline_code", "down", timeout=240)
+    down = harness.start("run", "--pipeline_code", "down")
+    # The free tasks run while a hundred tasks wait on x, with two slots: x ends only after they did.
+    for task in free:
+        harness.wait_for_attempt(task.code, "SUCCESS", timeout=180)
+    assert harness.attempts("x")[0].status == "RUNNING"
+    release.write_text("go")
     assert up.wait(60).returncode == 1
-    assert down.returncode == 0, str(down)
+    finished = down.wait(240)
+    assert finished.returncode == 0, str(finished)
     tasks = harness.task_runs()
-    assert {tasks[f"free_{c}"].status for c in "abc"} == {"SUCCESS"}
+    assert {tasks[task.code].status for task in free} == {"SUCCESS"}
     x_end = harness.attempts("x")[0].ended_at
-    # The free tasks ran while a hundred tasks waited, with two slots.
     assert all(a.ended_at < x_end for a in harness.attempts() if a.task_code.startswith("free_"))
     assert [a for a in harness.attempts() if a.task_code.startswith("g")] == []
     assert {tasks[g.code].status for g in gated} == {"SKIPPED"}
