@@ -34,6 +34,7 @@ ADMIN = Actor("admin@test", ActorKind.HUMAN)
 # People signing in with a password (HTTP Basic): an operator, and an admin that was disabled.
 USERS = {"user": ("olga", "a long passphrase 1"), "disabled": ("dora", "a long passphrase 2")}
 SECRET = "s3cr3t-value"  # a sensitive task parameter's value: no response may carry it
+LOG_LINES = ["héllo wörld", "second line"]  # what the extract task prints into its log file
 
 
 def cli_json(project: Project, *args: str) -> Any:
@@ -106,7 +107,7 @@ def build_api(root: Path, dialect: str, pg_database: str | None) -> tuple[Api, P
     if pg_database is None:
         migrations.init_db(db)
     harness = Harness(project)
-    tasks = [TaskSpec("extract"), TaskSpec("load", parameters={"API_TOKEN": SECRET})]
+    tasks = [TaskSpec("extract", params={"print": LOG_LINES}), TaskSpec("load", parameters={"API_TOKEN": SECRET})]
     (root / "migrations" / "0001_sales.sql").write_text(pipeline_sql("sales", tasks, [("load", "extract", "SUCCESS")]))
     cli_json(project, "migrate")
     ctx = OperationContext(config=project.load(), db=db, actor=ADMIN)
