@@ -37,12 +37,13 @@ SECRET = "s3cr3t-value"  # a sensitive task parameter's value: no response may c
 LOG_LINES = ["héllo wörld", "second line"]  # what the extract task prints into its log file
 
 
-def cli_json(project: Project, *args: str) -> Any:
-    """`etl-craft <args> --format json` in this process (a subprocess costs seconds here): its document."""
+def cli_json(project: Project, *args: str, refused: bool = False) -> Any:
+    """`etl-craft <args> --format json` in this process (a subprocess costs seconds here): its document
+    (with `refused`, the error document of a command that must fail)."""
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         status = main([*args, "--config", str(project.config_path), "--format", "json"])
-    assert status == 0, out.getvalue()
+    assert (status != 0) if refused else (status == 0), out.getvalue()
     return json.loads(out.getvalue())
 
 
@@ -54,8 +55,8 @@ class Api:
     tokens: dict[str, str]  # kind -> token value (viewer, operator, developer, admin, revoked, expired, ci-bot)
     project: Project
 
-    def cli(self, *args: str) -> Any:
-        return cli_json(self.project, *args)
+    def cli(self, *args: str, refused: bool = False) -> Any:
+        return cli_json(self.project, *args, refused=refused)
 
     def headers(self, kind: str | None) -> dict[str, str]:
         if kind is None:

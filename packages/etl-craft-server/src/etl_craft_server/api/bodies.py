@@ -80,3 +80,9 @@ class CreateUserBody(_Body):
 class PasswordBody(_Body):
     name: str = Name
     password: str = Password
+
+
+class RepairBody(_Body):
+    task_code: str | None = Field(
+        None, min_length=1, max_length=CODE_LIMIT, description="one task; without it, every task the run still needs"
+    )

@@ -9,7 +9,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from etl_craft.core.enums import ApiRole
-from etl_craft_server.api.bodies import BackfillBody, CreateRunBody, MarkBody, ReasonBody, RerunBody
+from etl_craft_server.api.bodies import BackfillBody, CreateRunBody, MarkBody, ReasonBody, RepairBody, RerunBody
 from etl_craft_server.api.endpoints import Code, Operator, RunId, endpoint, respond
 
 
@@ -120,6 +120,23 @@ def rerun(
         with_downstream=body.with_downstream,
         reason=body.reason,
     )
+    return respond(request, bearer, "operation", lambda ctx: execute_run(ctx, run))
+
+
+@endpoint(
+    "POST",
+    "/pipelines/{pipeline_code}/runs/{run_id}/repair",
+    ApiRole.OPERATOR,
+    "operation",
+    "run a run's tasks regardless of status and dependencies (etl-craft run --force)",
+)
+def repair(request: Request, bearer: Operator, pipeline_code: Code, run_id: RunId, body: RepairBody) -> JSONResponse:
+    """An ended run (not CANCELLED) is reopened first and ends again from its tasks' statuses. Runs
+    in the server's process and answers when the tasks have run."""
+    from etl_craft.services.runs.execute import RunRequest, execute_run
+
+    run = RunRequest(pipeline_code=pipeline_code, task_code=body.task_code, run_id=run_id, force=True)
+    run.check()
     return respond(request, bearer, "operation", lambda ctx: execute_run(ctx, run))
 
 
