@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from etl_craft.cli.commands.attempts import ATTEMPT, ATTEMPT_LOG, TASK_RUN
 from etl_craft.cli.commands.config import CONFIG
 from etl_craft.cli.commands.demo import DEMO
 from etl_craft.cli.commands.engine_db import DOCTOR, INIT_DB, MIGRATE, SETUP
@@ -32,6 +33,9 @@ CORE_COMMANDS: tuple[Command, ...] = (
     STEPS,
     STATUS,
     EXPLAIN,
+    TASK_RUN,
+    ATTEMPT,
+    ATTEMPT_LOG,
     HISTORY,
     AUDIT,
     LINEAGE,
