@@ -103,6 +103,7 @@ def test_a_worker_runs_its_pools_attempts_and_drains_on_sigterm(harness: Harness
     assert row.stopped_at is not None and row.updated_at == row.stopped_at
 
 
+@pytest.mark.chaos
 @pytest.mark.parametrize("dialect", ["postgresql"])
 def test_a_draining_worker_finishes_its_attempt_and_claims_nothing_new(harness: Harness, tmp_path: Path) -> None:
     gate = tmp_path / "go"

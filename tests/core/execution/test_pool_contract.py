@@ -84,6 +84,7 @@ def _ready_attempt(harness: Harness, provider: Provider, gate: Path, code: str =
         else:
             queued = transitions.queue_attempt(conn, pipeline_run_id=run_id, task_id=task_id, actor=ACTOR, now=now)
     log = harness.root / "logs" / f"{code}.log"
+    log.parent.mkdir(exist_ok=True)
     child = ChildSpec(
         queued.attempt_id, provider.owner, str(harness.project.config_path), str(log), ACTOR.name, "SYSTEM"
     )

@@ -13,7 +13,10 @@ import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+
+import sqlalchemy as sa
 
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.core.actor import Actor
@@ -145,10 +148,7 @@ class AttemptProcesses:
                     transitions.claim_attempt(
                         conn, attempt_id, owner_id=owner, lease_until=lease_until(now), host=host, now=now
                     )
-                if decisions:
-                    # Judged for this attempt: recorded in the transaction that claims it (S3.E).
-                    gate_records.record_decisions(conn, self.run_id, decisions, now, attempt_id)
-                    gate_records.settle_wait(conn, self.run_id, node.task_id)
+                self._record_decisions(conn, node, decisions, now, attempt_id)
         except StaleTransitionError as stale:
             log.info("%s.%s not started here: %s", self.graph.code, node.code, stale.message)
             return False
@@ -161,18 +161,8 @@ class AttemptProcesses:
             log_path = self.log_path(node, number)
             log_path.parent.mkdir(parents=True, exist_ok=True)
             fault_point("after_mkdir")
-            spec = self._child_spec(node, run, attempt_id, number, task_run_id, decisions or [])
-            submitted = AttemptSpec(
-                attempt_id=attempt_id,
-                task_run_id=task_run_id,
-                pipeline_run_id=self.run_id,
-                task_id=node.task_id,
-                pipeline_code=self.graph.code,
-                task_code=node.code,
-                handler=node.handler.value,
-                timeout_seconds=settings.timeout_seconds or 0,
-                lease_seconds=LEASE_SECONDS,
-                child=spec,
+            submitted = self._attempt_spec(
+                node, run, (attempt_id, number, task_run_id), decisions or [], settings.timeout_seconds or 0
             )
             handle = pool.submit(submitted)
             now_monotonic = time.monotonic()
@@ -218,40 +208,40 @@ class AttemptProcesses:
                     attempt_id, number, task_run_id = attempt.attempt_id, attempt.attempt_number, attempt.task_run_id
                 else:
                     attempt_id, number, task_run_id = queued.attempt_id, queued.attempt_number, queued.task_run_id
-                if decisions:
-                    gate_records.record_decisions(conn, self.run_id, decisions, now, attempt_id)
-                    gate_records.settle_wait(conn, self.run_id, node.task_id)
+                self._record_decisions(conn, node, decisions, now, attempt_id)
         except StaleTransitionError as stale:
             log.info("%s.%s not queued here: %s", self.graph.code, node.code, stale.message)
             return False
-        spec = self._child_spec(node, run, attempt_id, number, task_run_id, decisions or [])
-        submitted = AttemptSpec(
-            attempt_id=attempt_id,
-            task_run_id=task_run_id,
-            pipeline_run_id=self.run_id,
-            task_id=node.task_id,
-            pipeline_code=self.graph.code,
-            task_code=node.code,
-            handler=node.handler.value,
-            timeout_seconds=0,
-            lease_seconds=LEASE_SECONDS,
-            child=spec,
-        )
+        # Its worker enforces no TASK_TIMEOUT_SECONDS yet (docs/guides/cluster.md).
+        submitted = self._attempt_spec(node, run, (attempt_id, number, task_run_id), decisions or [], 0)
         handle = pool.submit(submitted)
         self.children[attempt_id] = RunningChild(submitted, handle, time.monotonic())
         self.progress(f"{self.graph.code}.{node.code}: attempt {number} queued in pool {pool.name}")
         return True
 
-    def _child_spec(
+    def _record_decisions(
+        self,
+        conn: sa.Connection,
+        node: TaskNode,
+        decisions: list[gate_records.Decision] | None,
+        now: datetime,
+        attempt_id: int,
+    ) -> None:
+        """Gate decisions judged for this attempt: recorded in the transaction that claims or queues it (S3.E)."""
+        if decisions:
+            gate_records.record_decisions(conn, self.run_id, decisions, now, attempt_id)
+            gate_records.settle_wait(conn, self.run_id, node.task_id)
+
+    def _attempt_spec(
         self,
         node: TaskNode,
         run: RunRow,
-        attempt_id: int,
-        number: int,
-        task_run_id: int,
+        ids: tuple[int, int, int],  # attempt id, attempt number, task run id
         decisions: list[gate_records.Decision],
-    ) -> ChildSpec:
-        return ChildSpec(
+        timeout_seconds: int,
+    ) -> AttemptSpec:
+        attempt_id, number, task_run_id = ids
+        child = ChildSpec(
             attempt_id=attempt_id,
             owner_id=str(self.owner),
             config_path=str(self.config.path),
@@ -263,6 +253,18 @@ class AttemptProcesses:
             log_level=self.log_level,
             subject=self._subject(node, run, attempt_id, number, task_run_id, decisions),
             parameters=dict(node.parameters),
+        )
+        return AttemptSpec(
+            attempt_id=attempt_id,
+            task_run_id=task_run_id,
+            pipeline_run_id=self.run_id,
+            task_id=node.task_id,
+            pipeline_code=self.graph.code,
+            task_code=node.code,
+            handler=node.handler.value,
+            timeout_seconds=timeout_seconds,
+            lease_seconds=LEASE_SECONDS,
+            child=child,
         )
 
     def _subject(
