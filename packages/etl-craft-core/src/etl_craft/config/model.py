@@ -75,6 +75,8 @@ class OrchestrationSettings:
     name: str | None = None
     task_timeout_seconds: int = 21600
     max_parallel_tasks: int = 8
+    local_ingestion_slots: int = 8  # the local pool's slots for PYTHON tasks
+    local_warehouse_slots: int = 8  # the local pool's slots for every other task
     enforce_sla: bool = False
     log_dir: Path = Path("logs")
     gate_wait_minutes: int = 60

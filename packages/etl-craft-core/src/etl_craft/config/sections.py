@@ -48,6 +48,8 @@ ORCHESTRATION_SPEC = BlockSpec(
         "Name",
         "Task_timeout_seconds",
         "Max_parallel_tasks",
+        "Local_ingestion_slots",
+        "Local_warehouse_slots",
         "Enforce_sla",
         "Log_dir",
         "Gate_wait_minutes",
@@ -353,12 +355,15 @@ def parse_orchestration(ctx: Context, body: object, default_profile: str | None)
             remedy="remove Dependency_gates or use Mode: local",
         )
     recipients = tuple(_email_address(reader, "Email_recipients", item) for item in reader.texts("Email_recipients"))
+    max_parallel = reader.whole("Max_parallel_tasks", 8, 1, MAX_PARALLEL_TASKS)
     return OrchestrationSettings(
         profile=reader.profile_block,
         mode=mode,
         name=reader.text("Name"),
         task_timeout_seconds=reader.whole("Task_timeout_seconds", 21600, 0, INT32_MAX),
-        max_parallel_tasks=reader.whole("Max_parallel_tasks", 8, 1, MAX_PARALLEL_TASKS),
+        max_parallel_tasks=max_parallel,
+        local_ingestion_slots=reader.whole("Local_ingestion_slots", max_parallel, 1, MAX_PARALLEL_TASKS),
+        local_warehouse_slots=reader.whole("Local_warehouse_slots", max_parallel, 1, MAX_PARALLEL_TASKS),
         enforce_sla=reader.boolean("Enforce_sla", False),
         log_dir=reader.path("Log_dir", "logs") or ctx.resolve_path("logs"),
         gate_wait_minutes=reader.whole("Gate_wait_minutes", 60, 0, INT32_MAX),

@@ -591,6 +591,12 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
             Col("REQUESTED_BY_KIND", "VARCHAR", default=ACTOR_KIND, allowed=ACTOR_KINDS),
             Col("NOT_BEFORE", "TIMESTAMP"),
             Col("RETRYABLE", "BOOLEAN", nullable=False, default=TRUE, allowed=("TRUE", "FALSE")),
+            # The queue (S5.C, migration 0006): the pool an attempt waits in and its slot kind
+            # (ingestion, warehouse: checked by etl_craft.execution.pools.SlotKind, not by a CHECK,
+            # which SQLite cannot add to an existing table), and the order workers claim in.
+            Col("POOL", "VARCHAR"),
+            Col("SLOT_KIND", "VARCHAR"),
+            Col("PRIORITY", "INT", nullable=False, default=literal(0)),
         ),
         ("ATTEMPT_ID",),
         unique=(
@@ -601,6 +607,9 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         indexes=(
             Index("ix_attempt_lease", ("STATUS", "LEASE_EXPIRES_AT"), "STATUS IN ('CLAIMED','RUNNING')"),
             Index("ix_attempt_queued", ("NOT_BEFORE", "ATTEMPT_ID"), "STATUS = 'QUEUED'"),
+            # The workers' claim: queued attempts of a pool, by kind, in priority order.
+            Index("ix_attempt_pool_queue", ("POOL", "SLOT_KIND", "PRIORITY", "QUEUED_AT"), "STATUS = 'QUEUED'"),
+            Index("ix_attempt_owner", ("OWNER_ID",), "STATUS IN ('CLAIMED','RUNNING')"),
         ),
         guard=GUARD_ATTEMPTS,
     ),
@@ -770,6 +779,29 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         unique=(Unique("ux_users_name", ("USER_NAME",)),),
         remedy="manage users with etl-craft user",
     ),
+    TableSpec(
+        "AUD_WORKERS",
+        (
+            _id("WORKER_ID"),
+            Col("OWNER_ID", "VARCHAR", nullable=False),  # what its attempts' OWNER_ID holds
+            Col("POOL", "VARCHAR", nullable=False),
+            Col("HOST", "VARCHAR", nullable=False),
+            Col("PID", "INT", nullable=False),
+            Col("VERSION", "VARCHAR", nullable=False),  # the last ENGINE migration it was built for
+            Col("INGESTION_SLOTS", "INT", nullable=False),
+            Col("WAREHOUSE_SLOTS", "INT", nullable=False),
+            Col("STARTED_AT", "TIMESTAMPTZ", nullable=False),
+            Col("HEARTBEAT_AT", "TIMESTAMPTZ", nullable=False),
+            Col("STATUS", "VARCHAR", nullable=False, allowed=("ACTIVE", "DRAINING", "GONE")),
+            Col("STOPPED_AT", "TIMESTAMPTZ"),
+            Col("STATUS_REASON", "VARCHAR"),
+            Col("UPDATED_AT", "TIMESTAMPTZ", nullable=False),  # every write sets it (clones copy by it)
+        ),
+        ("WORKER_ID",),
+        unique=(Unique("ux_workers_owner", ("OWNER_ID",)),),
+        indexes=(Index("ix_workers_live", ("POOL", "HEARTBEAT_AT"), "STATUS IN ('ACTIVE','DRAINING')"),),
+        remedy="start and stop workers with etl-craft worker",
+    ),
 )
 
 SPECS_BY_NAME = {spec.name: spec for spec in TABLE_SPECS}
@@ -900,3 +932,4 @@ aud_gate_waits = T["aud_gate_waits"]
 cfg_api_tokens = T["cfg_api_tokens"]
 cfg_users = T["cfg_users"]
 aud_alert_deliveries = T["aud_alert_deliveries"]
+aud_workers = T["aud_workers"]

@@ -38,6 +38,7 @@ class PostgresDialect(EngineDialect):
     )
     shared_by_hosts = True
     sweep_seconds = 5.0  # notifications wake an overseer; the sweep is the floor
+    queue_refusal = None  # FOR UPDATE SKIP LOCKED claims, LISTEN/NOTIFY wake-ups
 
     def open(
         self,
@@ -104,6 +105,10 @@ class PostgresDialect(EngineDialect):
                 )
             ]
         return [CheckResult("Engine DB writable", OK, "the session accepts writes")]
+
+    def max_connections(self, db: EngineDb) -> int | None:
+        with db.read() as conn:
+            return int(conn.exec_driver_sql("SHOW max_connections").scalar_one())
 
     def read_connection(self, conn: sa.Connection) -> sa.Connection:
         # Each statement of a READ COMMITTED transaction sees its own snapshot, so BEGIN and COMMIT

@@ -365,6 +365,9 @@ CREATE TABLE AUD_TASK_ATTEMPTS (
     REQUESTED_BY_KIND TEXT DEFAULT (etl_craft_actor_kind()),
     NOT_BEFORE TEXT,
     RETRYABLE INTEGER NOT NULL DEFAULT 1,
+    POOL TEXT,
+    SLOT_KIND TEXT,
+    PRIORITY INTEGER NOT NULL DEFAULT 0,
     CONSTRAINT ck_aud_task_attempts_status CHECK (STATUS IN ('QUEUED', 'CLAIMED', 'RUNNING', 'SUCCESS', 'FAILED', 'TIMED_OUT', 'CANCELLED', 'LOST')),
     CONSTRAINT ck_aud_task_attempts_requested_by_kind CHECK (REQUESTED_BY_KIND IN ('HUMAN', 'SCHEDULE', 'ORCHESTRATOR', 'WORKER', 'SYSTEM')),
     CONSTRAINT ck_aud_task_attempts_retryable CHECK (RETRYABLE IN (0, 1)),
@@ -375,6 +378,8 @@ CREATE UNIQUE INDEX ux_attempt_number ON AUD_TASK_ATTEMPTS (TASK_RUN_ID, ATTEMPT
 CREATE UNIQUE INDEX ux_attempt_live ON AUD_TASK_ATTEMPTS (TASK_RUN_ID) WHERE STATUS IN ('QUEUED','CLAIMED','RUNNING');
 CREATE INDEX ix_attempt_lease ON AUD_TASK_ATTEMPTS (STATUS, LEASE_EXPIRES_AT) WHERE STATUS IN ('CLAIMED','RUNNING');
 CREATE INDEX ix_attempt_queued ON AUD_TASK_ATTEMPTS (NOT_BEFORE, ATTEMPT_ID) WHERE STATUS = 'QUEUED';
+CREATE INDEX ix_attempt_pool_queue ON AUD_TASK_ATTEMPTS (POOL, SLOT_KIND, PRIORITY, QUEUED_AT) WHERE STATUS = 'QUEUED';
+CREATE INDEX ix_attempt_owner ON AUD_TASK_ATTEMPTS (OWNER_ID) WHERE STATUS IN ('CLAIMED','RUNNING');
 
 CREATE TABLE AUD_GATE_DECISIONS (
     DECISION_ID INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
@@ -518,6 +523,26 @@ CREATE TABLE CFG_USERS (
     CONSTRAINT ck_cfg_users_role CHECK (ROLE IN ('viewer', 'operator', 'developer', 'admin'))
 );
 CREATE UNIQUE INDEX ux_users_name ON CFG_USERS (USER_NAME);
+
+CREATE TABLE AUD_WORKERS (
+    WORKER_ID INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    OWNER_ID TEXT NOT NULL,
+    POOL TEXT NOT NULL,
+    HOST TEXT NOT NULL,
+    PID INTEGER NOT NULL,
+    VERSION TEXT NOT NULL,
+    INGESTION_SLOTS INTEGER NOT NULL,
+    WAREHOUSE_SLOTS INTEGER NOT NULL,
+    STARTED_AT TEXT NOT NULL,
+    HEARTBEAT_AT TEXT NOT NULL,
+    STATUS TEXT NOT NULL,
+    STOPPED_AT TEXT,
+    STATUS_REASON TEXT,
+    UPDATED_AT TEXT NOT NULL,
+    CONSTRAINT ck_aud_workers_status CHECK (STATUS IN ('ACTIVE', 'DRAINING', 'GONE'))
+);
+CREATE UNIQUE INDEX ux_workers_owner ON AUD_WORKERS (OWNER_ID);
+CREATE INDEX ix_workers_live ON AUD_WORKERS (POOL, HEARTBEAT_AT) WHERE STATUS IN ('ACTIVE','DRAINING');
 
 
 CREATE TRIGGER tr_cfg_pipelines_guard_insert BEFORE INSERT ON CFG_PIPELINES
@@ -1126,4 +1151,20 @@ CREATE TRIGGER tr_cfg_users_guard_delete BEFORE DELETE ON CFG_USERS
 BEGIN
     SELECT RAISE(ABORT, 'CFG_USERS is written only by etl-craft; manage users with etl-craft user') WHERE etl_craft_actor() IS NULL;
     SELECT RAISE(ABORT, 'CFG_USERS is written only by etl-craft: a project migration writes only the metadata tables') WHERE etl_craft_purpose() IS 'project-sql';
+END;
+
+CREATE TRIGGER tr_aud_workers_guard_insert BEFORE INSERT ON AUD_WORKERS
+BEGIN
+    SELECT RAISE(ABORT, 'AUD_WORKERS is written only by etl-craft; start and stop workers with etl-craft worker') WHERE etl_craft_actor() IS NULL;
+    SELECT RAISE(ABORT, 'AUD_WORKERS is written only by etl-craft: a project migration writes only the metadata tables') WHERE etl_craft_purpose() IS 'project-sql';
+END;
+CREATE TRIGGER tr_aud_workers_guard_update BEFORE UPDATE ON AUD_WORKERS
+BEGIN
+    SELECT RAISE(ABORT, 'AUD_WORKERS is written only by etl-craft; start and stop workers with etl-craft worker') WHERE etl_craft_actor() IS NULL;
+    SELECT RAISE(ABORT, 'AUD_WORKERS is written only by etl-craft: a project migration writes only the metadata tables') WHERE etl_craft_purpose() IS 'project-sql';
+END;
+CREATE TRIGGER tr_aud_workers_guard_delete BEFORE DELETE ON AUD_WORKERS
+BEGIN
+    SELECT RAISE(ABORT, 'AUD_WORKERS is written only by etl-craft; start and stop workers with etl-craft worker') WHERE etl_craft_actor() IS NULL;
+    SELECT RAISE(ABORT, 'AUD_WORKERS is written only by etl-craft: a project migration writes only the metadata tables') WHERE etl_craft_purpose() IS 'project-sql';
 END;
