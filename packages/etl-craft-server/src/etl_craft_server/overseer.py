@@ -44,6 +44,7 @@ from etl_craft.execution.run_loop.leases import lease_until
 from etl_craft.execution.run_loop.reconcile import LostAttempt, reconcile
 from etl_craft.execution.run_loop.signals import StopSignals
 from etl_craft.execution.run_loop.supervisor import RunSupervisor
+from etl_craft_server.daily_purge import DailyPurge
 from etl_craft_server.events import Events
 from etl_craft_server.metadata_cache import MetadataCache
 from etl_craft_server.schedule_clock import ScheduleClock
@@ -106,6 +107,7 @@ class Overseer:
         self.listener = db.dialect.listener(db, EVENTS_CHANNEL)
         self.sweep_seconds = db.dialect.sweep_seconds
         self.metadata = MetadataCache(db, self.schedules)
+        self.daily_purge = DailyPurge(db, config, self.actor, clock.now())
         self.held: dict[int, _Held] = {}
         self.supervised: dict[int, _Supervised] = {}
         self._last_reconcile = float("-inf")
@@ -160,7 +162,9 @@ class Overseer:
                 self._reconcile()
             self.metadata.refresh()
             self._answered()  # the metadata version was read: the Engine DB answers
-            self.schedules.create_due(self.clock.now())
+            now = self.clock.now()
+            self.schedules.create_due(now)
+            self.daily_purge.start_if_due(now)
             self._admit_and_take_over(events)
         self._supervise(events)
 
