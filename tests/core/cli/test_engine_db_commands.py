@@ -39,6 +39,7 @@ def test_init_db_creates_the_engine_db_and_records_who_asked(empty_project) -> N
         "0004_api_token_roles_and_last_use.sql",
         "0005_users.sql",
         "0006_cluster.sql",
+        "0007_retention_indexes.sql",
     ]
     db = empty_project.open_db()
     with db.read() as conn:

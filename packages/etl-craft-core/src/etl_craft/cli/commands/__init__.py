@@ -12,6 +12,7 @@ from etl_craft.cli.commands.history import AUDIT, HISTORY
 from etl_craft.cli.commands.inspect import GRAPH, LIST, STEPS
 from etl_craft.cli.commands.interventions import CANCEL, MARK, RECONCILE, REOPEN
 from etl_craft.cli.commands.pause import PAUSE, RESUME
+from etl_craft.cli.commands.purge import PURGE
 from etl_craft.cli.commands.run import RUN
 from etl_craft.cli.commands.status import STATUS
 from etl_craft.cli.commands.targets import LINEAGE, REHASH, UPGRADE_TARGETS
@@ -24,6 +25,7 @@ CORE_COMMANDS: tuple[Command, ...] = (
     CANCEL,
     REOPEN,
     RECONCILE,
+    PURGE,
     REHASH,
     UPGRADE_TARGETS,
     PAUSE,
