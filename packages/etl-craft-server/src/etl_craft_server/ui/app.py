@@ -11,7 +11,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from etl_craft.core import errors as e
-from etl_craft_server.api.problems import status_of
+from etl_craft.engine.retry import TRANSIENT, first_line
+from etl_craft_server.api.problems import RETRY_AFTER_SECONDS, status_of
 from etl_craft_server.ui import auth, pages
 from etl_craft_server.ui.rendering import HERE, render
 
@@ -57,6 +58,13 @@ async def _on_http_error(request: Request, error: Exception) -> Response:
     )
 
 
+async def _on_engine_db_outage(request: Request, error: Exception) -> Response:
+    message = f"the Engine DB did not answer ({first_line(error)})"
+    page = _error_page(request, "The Engine DB does not answer", message, "reload the page in a few seconds", 503)
+    page.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return page
+
+
 def build_ui() -> FastAPI:
     ui = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
     ui.include_router(auth.router)
@@ -66,4 +74,6 @@ def build_ui() -> FastAPI:
     ui.add_exception_handler(e.EtlCraftError, _on_etl_craft_error)
     ui.add_exception_handler(RequestValidationError, _on_bad_input)
     ui.add_exception_handler(StarletteHTTPException, _on_http_error)
+    for transient in TRANSIENT:
+        ui.add_exception_handler(transient, _on_engine_db_outage)
     return ui

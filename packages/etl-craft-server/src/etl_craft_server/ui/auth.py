@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, Request
@@ -80,7 +80,7 @@ def signed_in(role: ApiRole) -> Callable[[Request], UiSession]:
     return check
 
 
-def checked_form(role: ApiRole) -> Callable[..., UiSession]:
+def checked_form(role: ApiRole) -> Callable[[Request], Awaitable[UiSession]]:
     """The dependency of a form post: a session with `role`, and the session's CSRF token in the form."""
     session_of = signed_in(role)
 

@@ -10,6 +10,8 @@ import jinja2
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 
+from etl_craft.core.enums import ApiRole
+
 HERE = Path(__file__).parent
 _environment = jinja2.Environment(
     loader=jinja2.FileSystemLoader(HERE / "templates"),
@@ -31,14 +33,23 @@ def _duration(start: datetime | None, end: datetime | None) -> str:
     return f"{seconds // 3600}h{seconds // 60 % 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
 
 
+_SHORT = {"SUCCESS": "ok", "FAILED": "fail", "IN-PROGRESS": "run", "SKIPPED": "skip", "CANCELLED": "stop"}
 _environment.filters["moment"] = _moment
+_environment.filters["short"] = lambda status: _SHORT.get(status, "·")
 _environment.globals["duration"] = _duration
 _environment.filters["state_class"] = lambda status: "state-" + (status or "none").lower().replace(" ", "-")
 
 
 def render(request: Request, template: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
     session = getattr(request.state, "session", None)
-    page = _environment.get_template(template).render(request=request, session=session, **context)
+    role = session.caller.role if session else None
+    page = _environment.get_template(template).render(
+        request=request,
+        session=session,
+        can_operate=bool(role and role.includes(ApiRole.OPERATOR)),
+        can_develop=bool(role and role.includes(ApiRole.DEVELOPER)),
+        **context,
+    )
     headers = {"Cache-Control": "no-store", "Content-Security-Policy": CONTENT_SECURITY_POLICY}
     return HTMLResponse(page, status_code=status, headers=headers)
 
