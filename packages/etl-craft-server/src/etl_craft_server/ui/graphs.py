@@ -3,11 +3,14 @@ the graph view, coloured by the selected run's task states."""
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from markupsafe import Markup
 
 from etl_craft.services.graph_layout import Edge, Node, layout, render_svg
 from etl_craft.services.inspect.grid import GridRun
 from etl_craft.services.inspect.pipelines import GraphView
+from etl_craft.services.targets.lineage import LineageView
 
 
 def pipeline_svg(graph: GraphView, selected: GridRun | None) -> Markup:
@@ -31,3 +34,17 @@ def pipeline_svg(graph: GraphView, selected: GridRun | None) -> Markup:
         edges.append(Edge(dep.depends_on, dep.task_code, dep.dependency_type))
     title = f"Task graph of {code}" + (f", coloured by run {selected.run.pipeline_run_id}" if selected else "")
     return Markup(render_svg(layout(nodes, edges), title, id_prefix=f"dag-{code}"))
+
+
+def lineage_svg(found: LineageView) -> Markup | None:
+    """Tables as nodes, each traced task as edges from its source tables to its target."""
+    nodes: dict[str, Node] = {}
+    edges = []
+    for task in found.tasks:
+        for table in (*task.source_tables, task.target):
+            nodes.setdefault(table, Node(table, table, None, f"/ui/lineage?table={quote(table)}"))
+        edges += [Edge(source, task.target, f"{task.pipeline_code}.{task.task_code}") for source in task.source_tables]
+    if not nodes:
+        return None
+    title = f"Lineage of {found.table}" if found.table else "Lineage of every traced table"
+    return Markup(render_svg(layout(nodes.values(), edges), title, id_prefix="lineage"))
