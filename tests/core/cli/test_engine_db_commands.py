@@ -40,6 +40,7 @@ def test_init_db_creates_the_engine_db_and_records_who_asked(empty_project) -> N
         "0005_users.sql",
         "0006_cluster.sql",
         "0007_retention_indexes.sql",
+        "0008_ui_sessions.sql",
     ]
     db = empty_project.open_db()
     with db.read() as conn:

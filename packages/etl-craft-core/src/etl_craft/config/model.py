@@ -85,6 +85,9 @@ class OrchestrationSettings:
     timezone: str = "UTC"
     shutdown_grace_seconds: int = 60
     api_address: str = "127.0.0.1:8730"
+    # The web UI's cookies carry Secure: "auto" when the request came over https (directly or, from a
+    # trusted proxy, by X-Forwarded-Proto), "always" behind a TLS-terminating proxy uvicorn does not trust.
+    ui_cookie_secure: str = "auto"  # "auto" | "always" | "never"
     retries: int = 0
     retry_delay_minutes: int = 5
     global_dag: bool = False

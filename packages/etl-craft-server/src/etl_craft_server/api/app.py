@@ -107,6 +107,12 @@ def create_app(config: ConnectorConfig, db: EngineDb) -> FastAPI:
     app.state.api = ApiState(config, db)
     app.state.failed_sign_ins = FailedSignIns()
     _serve_metrics(app, db)
+    from etl_craft_server.ui.app import build_ui
+
+    ui = build_ui()
+    ui.state.api = app.state.api
+    ui.state.failed_sign_ins = app.state.failed_sign_ins  # one limit for the API's and the UI's sign-ins
+    app.mount("/ui", ui)
     return app
 
 

@@ -819,6 +819,25 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         indexes=(Index("ix_workers_live", ("POOL", "HEARTBEAT_AT"), "STATUS IN ('ACTIVE','DRAINING')"),),
         remedy="start and stop workers with etl-craft worker",
     ),
+    TableSpec(
+        "AUD_UI_SESSIONS",
+        (
+            Col("SESSION_ID", "BIGSERIAL", nullable=False),
+            # The SHA-256 of the cookie's value: a copy of the Engine DB holds no usable session.
+            Col("SESSION_SHA256", "VARCHAR(64)", nullable=False),
+            _ref("USER_ID", "CFG_USERS"),
+            Col("ADDRESS", "VARCHAR(64)", nullable=False),
+            Col("CREATED_AT", "TIMESTAMP", nullable=False),
+            Col("EXPIRES_AT", "TIMESTAMP", nullable=False),
+            # When the UI last accepted the session (to the minute, as a token's last use).
+            Col("LAST_SEEN_AT", "TIMESTAMP", nullable=False),
+            Col("ENDED_AT", "TIMESTAMP"),
+        ),
+        ("SESSION_ID",),
+        unique=(Unique("ux_ui_sessions_sha256", ("SESSION_SHA256",)),),
+        indexes=(Index("ix_ui_sessions_user", ("USER_ID",)),),
+        remedy="sign in and out through the web UI (etl-craft server)",
+    ),
 )
 
 SPECS_BY_NAME = {spec.name: spec for spec in TABLE_SPECS}
@@ -948,5 +967,6 @@ aud_overseers = T["aud_overseers"]
 aud_gate_waits = T["aud_gate_waits"]
 cfg_api_tokens = T["cfg_api_tokens"]
 cfg_users = T["cfg_users"]
+aud_ui_sessions = T["aud_ui_sessions"]
 aud_alert_deliveries = T["aud_alert_deliveries"]
 aud_workers = T["aud_workers"]

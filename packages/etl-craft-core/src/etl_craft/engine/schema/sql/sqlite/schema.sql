@@ -556,6 +556,20 @@ CREATE TABLE AUD_WORKERS (
 CREATE UNIQUE INDEX ux_workers_owner ON AUD_WORKERS (OWNER_ID);
 CREATE INDEX ix_workers_live ON AUD_WORKERS (POOL, HEARTBEAT_AT) WHERE STATUS IN ('ACTIVE','DRAINING');
 
+CREATE TABLE AUD_UI_SESSIONS (
+    SESSION_ID INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    SESSION_SHA256 TEXT NOT NULL,
+    USER_ID INTEGER NOT NULL,
+    ADDRESS TEXT NOT NULL,
+    CREATED_AT TEXT NOT NULL,
+    EXPIRES_AT TEXT NOT NULL,
+    LAST_SEEN_AT TEXT NOT NULL,
+    ENDED_AT TEXT,
+    CONSTRAINT fk_aud_ui_sessions_user_id FOREIGN KEY (USER_ID) REFERENCES CFG_USERS (USER_ID)
+);
+CREATE UNIQUE INDEX ux_ui_sessions_sha256 ON AUD_UI_SESSIONS (SESSION_SHA256);
+CREATE INDEX ix_ui_sessions_user ON AUD_UI_SESSIONS (USER_ID);
+
 
 CREATE TRIGGER tr_cfg_pipelines_guard_insert BEFORE INSERT ON CFG_PIPELINES
 BEGIN
@@ -1179,4 +1193,20 @@ CREATE TRIGGER tr_aud_workers_guard_delete BEFORE DELETE ON AUD_WORKERS
 BEGIN
     SELECT RAISE(ABORT, 'AUD_WORKERS is written only by etl-craft; start and stop workers with etl-craft worker') WHERE etl_craft_actor() IS NULL;
     SELECT RAISE(ABORT, 'AUD_WORKERS is written only by etl-craft: a project migration writes only the metadata tables') WHERE etl_craft_purpose() IS 'project-sql';
+END;
+
+CREATE TRIGGER tr_aud_ui_sessions_guard_insert BEFORE INSERT ON AUD_UI_SESSIONS
+BEGIN
+    SELECT RAISE(ABORT, 'AUD_UI_SESSIONS is written only by etl-craft; sign in and out through the web UI (etl-craft server)') WHERE etl_craft_actor() IS NULL;
+    SELECT RAISE(ABORT, 'AUD_UI_SESSIONS is written only by etl-craft: a project migration writes only the metadata tables') WHERE etl_craft_purpose() IS 'project-sql';
+END;
+CREATE TRIGGER tr_aud_ui_sessions_guard_update BEFORE UPDATE ON AUD_UI_SESSIONS
+BEGIN
+    SELECT RAISE(ABORT, 'AUD_UI_SESSIONS is written only by etl-craft; sign in and out through the web UI (etl-craft server)') WHERE etl_craft_actor() IS NULL;
+    SELECT RAISE(ABORT, 'AUD_UI_SESSIONS is written only by etl-craft: a project migration writes only the metadata tables') WHERE etl_craft_purpose() IS 'project-sql';
+END;
+CREATE TRIGGER tr_aud_ui_sessions_guard_delete BEFORE DELETE ON AUD_UI_SESSIONS
+BEGIN
+    SELECT RAISE(ABORT, 'AUD_UI_SESSIONS is written only by etl-craft; sign in and out through the web UI (etl-craft server)') WHERE etl_craft_actor() IS NULL;
+    SELECT RAISE(ABORT, 'AUD_UI_SESSIONS is written only by etl-craft: a project migration writes only the metadata tables') WHERE etl_craft_purpose() IS 'project-sql';
 END;
