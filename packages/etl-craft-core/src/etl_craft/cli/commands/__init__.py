@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from etl_craft.cli.commands.catalog import DOCS_VERSION, GENERATE_DOCS
 from etl_craft.cli.commands.config import CONFIG
 from etl_craft.cli.commands.demo import DEMO
 from etl_craft.cli.commands.engine_db import DOCTOR, INIT_DB, MIGRATE, SETUP
@@ -35,6 +36,8 @@ CORE_COMMANDS: tuple[Command, ...] = (
     HISTORY,
     AUDIT,
     LINEAGE,
+    DOCS_VERSION,
+    GENERATE_DOCS,
     GENERATE_YML,
     VALIDATE,
     DOCTOR,
