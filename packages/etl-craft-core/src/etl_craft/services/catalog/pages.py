@@ -16,6 +16,7 @@ from typing import Any
 
 from etl_craft.core.sensitive import SensitiveNames
 from etl_craft.engine.reads.catalog import CatalogFacts, Row
+from etl_craft.services.catalog.graphs import lineage_graph, task_graph
 from etl_craft.services.documents import plain
 
 KPI_KINDS = ("scheduled", "manual", "backfill", "repair")
@@ -170,6 +171,7 @@ def build_pages(facts: CatalogFacts, sensitive: SensitiveNames, scripts_dir: Pat
         edges = [
             {
                 "from": codes.get(dep["depends_on_task_id"]) or task_ref(dep["depends_on_task_id"])["label"],
+                "from_href": "" if dep["depends_on_task_id"] in codes else task_ref(dep["depends_on_task_id"])["href"],
                 "to": codes.get(dep["task_id"], str(dep["task_id"])),
                 "type": dep["dependency_type"],
                 "cross": dep["depends_on_pipeline_id"] not in (None, pipeline_id),
@@ -196,7 +198,7 @@ def build_pages(facts: CatalogFacts, sensitive: SensitiveNames, scripts_dir: Pat
             },
             "tasks": task_views,
             "edges": edges,
-            "graph_svg": "",
+            "graph_svg": task_graph(code, task_views, edges),
             "upstream": [
                 pipeline_ref(d["depends_on_pipeline_id"]) | {"type": d["dependency_type"]}
                 for d in upstream_of.get(pipeline_id, [])
@@ -260,7 +262,7 @@ def build_pages(facts: CatalogFacts, sensitive: SensitiveNames, scripts_dir: Pat
                 for r in rule_tables.get(name, [])
             ],
             "columns": columns,
-            "lineage_svg": "",
+            "lineage_svg": lineage_graph(name, columns),
         }
         pages.append(Page(table_file(name), "table.html", context))
     pages.append(
