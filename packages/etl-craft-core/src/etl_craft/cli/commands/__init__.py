@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from etl_craft.cli.commands.catalog import DOCS_VERSION, GENERATE_DOCS
+from etl_craft.cli.commands.catalog import DOCS_VERSION, GENERATE_DOCS, PUBLISH_DOCS
 from etl_craft.cli.commands.config import CONFIG
 from etl_craft.cli.commands.demo import DEMO
 from etl_craft.cli.commands.engine_db import DOCTOR, INIT_DB, MIGRATE, SETUP
@@ -38,6 +38,7 @@ CORE_COMMANDS: tuple[Command, ...] = (
     LINEAGE,
     DOCS_VERSION,
     GENERATE_DOCS,
+    PUBLISH_DOCS,
     GENERATE_YML,
     VALIDATE,
     DOCTOR,
