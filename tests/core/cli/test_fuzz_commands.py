@@ -107,7 +107,10 @@ SPECS = {
     "docs-version": Spec(("docs-version",), {}, ("--check",)),
     # Never a catalog folder, so every case ends (refused) instead of serving until a signal.
     "publish-docs": Spec(
-        ("publish-docs",), {"--host": TEXT, "--port": INTEGER}, ("--local-only", "--accept-new-url"), fixed=("--output", "no-catalog")
+        ("publish-docs",),
+        {"--host": TEXT, "--port": INTEGER},
+        ("--local-only", "--accept-new-url"),
+        fixed=("--output", "no-catalog"),
     ),
     "generate-yml": Spec(
         ("generate-yml",),
