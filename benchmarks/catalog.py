@@ -31,7 +31,6 @@ from etl_craft.engine.schema import tables as t
 from etl_craft.services.catalog import generate_docs
 from etl_craft.services.context import OperationContext
 
-
 NOTE = (
     "run on a shared 2-CPU machine with other builds (see load_average_1m): compare the two sizes, not absolute seconds"
 )

@@ -11,8 +11,8 @@ from urllib.parse import urldefrag, urlsplit
 
 import pytest
 import sqlalchemy as sa
-
 from benchmarks.catalog_seed import seed_catalog
+
 from etl_craft.engine.schema import tables as t
 from tests.core.catalog.test_publish_docs import publish
 from tests.fixtures.cli import run_cli
