@@ -3,6 +3,7 @@ and inside both the wheel and the sdist that `uv build` makes."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tarfile
 import zipfile
@@ -58,3 +59,13 @@ def test_the_wheel_and_the_sdist_carry_the_assets_and_their_license(tmp_path: Pa
         in_sdist = {Path(n).name for n in archive.getnames() if "/brand/assets/" in n}
     assert wanted <= in_wheel
     assert wanted <= in_sdist
+
+
+def test_the_readme_and_the_brand_guide_show_files_that_exist() -> None:
+    for page in (ROOT / "README.md", ROOT / "docs" / "brand.md"):
+        text = page.read_text(encoding="utf-8")
+        linked = re.findall(r'(?:src|srcset)="([^"]+\.svg)"|\]\(([^)]+\.svg)\)', text)
+        paths = [a or b for a, b in linked]
+        assert paths, page
+        for path in paths:
+            assert (page.parent / path).resolve().is_file(), (page, path)

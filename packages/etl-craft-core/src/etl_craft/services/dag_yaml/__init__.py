@@ -59,9 +59,9 @@ def _refuse_other_forms(ctx: OperationContext, whole: bool, docs: bool) -> None:
     if docs:
         raise UsageError(
             "etl-craft generate-yml --docs",
-            found="no generate-docs command in this release for a DAG to run",
+            found="a catalog DAG, which this release does not generate yet",
             expected="--pipeline_code CODE",
-            remedy="schedule the catalog site when generate-docs ships; Docs_site.Schedule is kept for it",
+            remedy="run etl-craft generate-docs on Docs_site.Schedule from cron or your orchestrator meanwhile",
         )
     if whole and not ctx.config.orchestration.global_dag:
         raise ConfigurationError(
