@@ -115,7 +115,7 @@ def test_doctor_passes_on_a_current_engine_db(project) -> None:
         f"[OK  ] Engine DB file: {project.root / 'engine.db'} reads whole and accepts writes",
         "[OK  ] Engine DB writable: the session accepts writes",
     )
-    assert lines[3] == "[OK  ] Engine DB tables and migrations: 6 ENGINE migration(s) applied"
+    assert lines[3] == "[OK  ] Engine DB tables and migrations: 8 ENGINE migration(s) applied"
     assert lines[-1].endswith("0 failed")
 
 

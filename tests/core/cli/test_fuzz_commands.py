@@ -106,6 +106,16 @@ SPECS = {
         ("--upstream", "--downstream", "--refresh", "--strict"),
     ),
     "validate": Spec(("validate",), {"--pipeline_code": codes("P", "Q")}),
+    # No --output: the default catalog/ folder is the only one a generated path may not damage.
+    "generate-docs": Spec(("generate-docs",), {}, ("--strict",)),
+    "docs-version": Spec(("docs-version",), {}, ("--check",)),
+    # Never a catalog folder, so every case ends (refused) instead of serving until a signal.
+    "publish-docs": Spec(
+        ("publish-docs",),
+        {"--host": TEXT, "--port": INTEGER},
+        ("--local-only", "--accept-new-url"),
+        fixed=("--output", "no-catalog"),
+    ),
     "generate-yml": Spec(
         ("generate-yml",),
         # No --output: a generated path could name the project's own files, which a later case needs.
@@ -190,6 +200,9 @@ REAL = {
     "audit": ["audit", "--since", "2024-13-45T99:00"],
     "lineage": ["lineage", "--depth", "9223372036854775808"],
     "validate": ["validate", "--pipeline_code", "\U0001f600" * 200],
+    "generate-docs": ["generate-docs", "--output", "craft-connector.yml"],
+    "docs-version": ["docs-version", "--config", "x" * 300],
+    "publish-docs": ["publish-docs", "--output", "no-catalog", "--port", "70000"],
     "generate-yml": ["generate-yml", "--pipeline_code", "Q", "--airflow-version", ">=2.2.0,\x1b[2J<\U0001f600"],
     "doctor": ["doctor", "--config", "x" * 300],
     "setup": ["setup", "--migrations-dir", "x" * 300],

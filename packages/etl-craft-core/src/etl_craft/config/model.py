@@ -161,6 +161,8 @@ class DocsSiteSettings:
     authtoken_var: str | None = None
     domain: str | None = None
     allowed_ips: tuple[str, ...] = ()
+    base_url: str | None = None  # the public address behind an organization's reverse proxy, ending in /
+    trusted_proxies: tuple[str, ...] = ()  # whose X-Forwarded-For is believed
 
 
 @dataclass(frozen=True)

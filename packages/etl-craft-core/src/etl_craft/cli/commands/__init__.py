@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from etl_craft.cli.commands.attempts import ATTEMPT, ATTEMPT_LOG, TASK_RUN
+from etl_craft.cli.commands.catalog import DOCS_VERSION, GENERATE_DOCS, PUBLISH_DOCS
 from etl_craft.cli.commands.config import CONFIG
 from etl_craft.cli.commands.demo import DEMO
 from etl_craft.cli.commands.engine_db import DOCTOR, INIT_DB, MIGRATE, SETUP
@@ -41,6 +42,9 @@ CORE_COMMANDS: tuple[Command, ...] = (
     HISTORY,
     AUDIT,
     LINEAGE,
+    DOCS_VERSION,
+    GENERATE_DOCS,
+    PUBLISH_DOCS,
     GENERATE_YML,
     VALIDATE,
     DOCTOR,
