@@ -66,6 +66,13 @@ def _run_kind() -> sa.ColumnElement[str]:
     )
 
 
+# What a task's recent runs show on its catalog page.
+_TASK_RUN_COLUMNS = (
+    "task_run_id", "task_id", "pipeline_run_id", "status", "start_date", "end_date", "source_count",
+    "target_count", "insert_count", "update_count", "delete_count", "error_message",
+)  # fmt: skip
+
+
 def read_catalog_facts(conn: sa.Connection, *, history: int) -> CatalogFacts:
     p, task, params = t.cfg_pipelines, t.cfg_tasks, t.cfg_task_parameters
     runs, task_runs = t.aud_pipelines_run_log, t.aud_task_run_log
@@ -105,20 +112,7 @@ def read_catalog_facts(conn: sa.Connection, *, history: int) -> CatalogFacts:
         recent_runs=_rows(conn, sa.select(shown).order_by(shown.c.pipeline_id, shown.c.pipeline_run_id.desc())),
         recent_task_runs=_rows(
             conn,
-            sa.select(
-                task_runs.c.task_run_id,
-                task_runs.c.task_id,
-                task_runs.c.pipeline_run_id,
-                task_runs.c.status,
-                task_runs.c.start_date,
-                task_runs.c.end_date,
-                task_runs.c.source_count,
-                task_runs.c.target_count,
-                task_runs.c.insert_count,
-                task_runs.c.update_count,
-                task_runs.c.delete_count,
-                task_runs.c.error_message,
-            )
+            sa.select(*(task_runs.c[name] for name in _TASK_RUN_COLUMNS))
             .join(shown, shown.c.pipeline_run_id == task_runs.c.pipeline_run_id)
             .order_by(task_runs.c.task_id, task_runs.c.task_run_id.desc()),
         ),

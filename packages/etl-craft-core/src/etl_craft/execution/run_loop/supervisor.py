@@ -41,18 +41,14 @@ from etl_craft.execution.run_loop.attempts import AttemptProcesses
 from etl_craft.execution.run_loop.leases import RENEW_SECONDS, Heartbeat
 from etl_craft.execution.run_loop.outcome import settle
 from etl_craft.execution.run_loop.reconcile import reconcile
+from etl_craft.execution.run_loop.retries import retry_time
 from etl_craft.execution.run_loop.scope import Ending, Scope, Supervised
 from etl_craft.execution.run_loop.signals import StopSignals
-from etl_craft.execution.settings import task_settings
 
 log = logging.getLogger("etl_craft.supervisor")
 
 POLL_SECONDS = 1.0
 STOP_GRACE_SECONDS = 10.0
-
-
-def _live(snap: RunState) -> int:
-    return sum(1 for rows in snap.attempts.values() for a in rows if a.status in OWNED_ATTEMPT)
 
 
 class RunSupervisor:
@@ -257,7 +253,8 @@ class RunSupervisor:
     def _own_room(self, snap: RunState) -> bool:
         """Whether the run is below Orchestration.Max_parallel_tasks."""
         # The run's claimed and running attempts, or all it submitted (with those queued in queue pools).
-        live = max(_live(snap) + self._started_since_read, len(self.processes.children))
+        owned = sum(1 for rows in snap.attempts.values() for a in rows if a.status in OWNED_ATTEMPT)
+        live = max(owned + self._started_since_read, len(self.processes.children))
         return self.config.orchestration.max_parallel_tasks - live > 0
 
     def _pool_room(self, node: TaskNode) -> bool:
@@ -390,24 +387,11 @@ class RunSupervisor:
                 continue
             self._handled_failures.add(key)
             node = self.graph.tasks[task_id]
-            not_before: datetime | None = None
-            if first and self.scope.resume_failed:
-                pass  # a resumed run gives every failed task a new attempt now
-            else:
-                try:
-                    settings = task_settings(node, self.config.orchestration)
-                except EtlCraftError:
+            not_before: datetime | None = None  # a resumed run gives every failed task a new attempt now
+            if not (first and self.scope.resume_failed):
+                not_before = retry_time(node, latest, self.config.orchestration)
+                if not_before is None:
                     continue
-                number = latest.attempt_number if latest else 0
-                if (
-                    latest is None
-                    or not latest.retryable
-                    or latest.status == "CANCELLED"
-                    or number > settings.retries
-                    or self.config.orchestration.mode == "remote"
-                ):
-                    continue
-                not_before = utc_now() + settings.retry_delay(number)
             try:
                 with self.db.write() as conn:
                     queued = transitions.queue_attempt(

@@ -67,119 +67,135 @@ def _kpis(rows: list[Row]) -> dict[str, dict[str, int]]:
     return kpis
 
 
-def build_pages(facts: CatalogFacts, sensitive: SensitiveNames, scripts_dir: Path) -> list[Page]:
-    pipelines = {row["pipeline_id"]: row for row in facts.pipelines}
-    tasks = {row["task_id"]: row for row in facts.tasks}
-    parameters: dict[int, dict[str, str]] = defaultdict(dict)
-    for row in facts.parameters:
-        parameters[row["task_id"]][row["parameter_name"]] = row["parameter_value"]
-    runs_of = _by(facts.recent_runs, "pipeline_id")
-    task_runs_of = _by(facts.recent_task_runs, "task_id")
-    kpis_of = _by(facts.run_kpis, "pipeline_id")
-    rules_of = _by(facts.business_rules, "task_id")
-    paused = {row["pipeline_id"]: row for row in facts.pauses}
-    doc_versions = {row["task_id"]: row["version"] for row in facts.documentation_versions}
-    lineage_of_task = _by(facts.lineage, "task_id")
+_RUN_KEYS = (
+    "pipeline_run_id", "run_key", "status", "sla_status", "start_date", "end_date", "run_date", "trigger_kind",
+    "run_kind",
+)  # fmt: skip
 
-    # Tables: who writes (TARGET_OBJECT, lineage targets, rule targets) and who reads (lineage sources).
-    writers: dict[str, set[int]] = defaultdict(set)
-    readers: dict[str, set[int]] = defaultdict(set)
-    for task_id, params in parameters.items():
-        if task_id in tasks and params.get("TARGET_OBJECT"):
-            writers[params["TARGET_OBJECT"].lower()].add(task_id)
-    for row in facts.lineage:
-        if row["task_id"] in tasks:
-            writers[row["target_object"].lower()].add(row["task_id"])
-            if row["source_object"]:
-                readers[row["source_object"].lower()].add(row["task_id"])
-    rule_tables: dict[str, list[Row]] = defaultdict(list)
-    for row in facts.business_rules:
-        if row["task_id"] in tasks:
-            rule_tables[row["target_table"].lower()].append(row)
-            readers[row["target_table"].lower()].add(row["task_id"])
-    table_names = sorted(set(writers) | set(readers))
 
-    def task_ref(task_id: int) -> dict[str, str]:
-        row = tasks.get(task_id)
+class _Catalog:
+    """The facts indexed the ways the pages look them up, and the links between pages."""
+
+    def __init__(self, facts: CatalogFacts, sensitive: SensitiveNames, scripts_dir: Path) -> None:
+        self.facts, self.sensitive, self.scripts_dir = facts, sensitive, scripts_dir
+        self.pipelines = {row["pipeline_id"]: row for row in facts.pipelines}
+        self.tasks = {row["task_id"]: row for row in facts.tasks}
+        self.parameters: dict[int, dict[str, str]] = defaultdict(dict)
+        for row in facts.parameters:
+            self.parameters[row["task_id"]][row["parameter_name"]] = row["parameter_value"]
+        self.runs_of = _by(facts.recent_runs, "pipeline_id")
+        self.task_runs_of = _by(facts.recent_task_runs, "task_id")
+        self.kpis_of = _by(facts.run_kpis, "pipeline_id")
+        self.rules_of = _by(facts.business_rules, "task_id")
+        self.paused = {row["pipeline_id"]: row for row in facts.pauses}
+        self.doc_versions = {row["task_id"]: row["version"] for row in facts.documentation_versions}
+        self.lineage_of_task = _by(facts.lineage, "task_id")
+        self.tasks_of = _by(facts.tasks, "pipeline_id")
+        self.deps_of = _by(facts.task_dependencies, "pipeline_id")
+        self.upstream_of = _by(facts.pipeline_dependencies, "pipeline_id")
+        self.downstream_of = _by(facts.pipeline_dependencies, "depends_on_pipeline_id")
+        self._index_tables()
+
+    def _index_tables(self) -> None:
+        """Who writes each table (TARGET_OBJECT, lineage targets, rule targets) and who reads it
+        (lineage sources), and the lineage into it."""
+        facts, tasks = self.facts, self.tasks
+        self.writers: dict[str, set[int]] = defaultdict(set)
+        self.readers: dict[str, set[int]] = defaultdict(set)
+        for task_id, params in self.parameters.items():
+            if task_id in tasks and params.get("TARGET_OBJECT"):
+                self.writers[params["TARGET_OBJECT"].lower()].add(task_id)
+        for row in facts.lineage:
+            if row["task_id"] in tasks:
+                self.writers[row["target_object"].lower()].add(row["task_id"])
+                if row["source_object"]:
+                    self.readers[row["source_object"].lower()].add(row["task_id"])
+        self.rule_tables: dict[str, list[Row]] = defaultdict(list)
+        for row in facts.business_rules:
+            if row["task_id"] in tasks:
+                self.rule_tables[row["target_table"].lower()].append(row)
+                self.readers[row["target_table"].lower()].add(row["task_id"])
+        self.table_names = sorted(set(self.writers) | set(self.readers))
+        self.lineage_into = _by(
+            ({**row, "target": row["target_object"].lower()} for row in facts.lineage if row["task_id"] in tasks),
+            "target",
+        )
+
+    def task_ref(self, task_id: int) -> dict[str, str]:
+        row = self.tasks.get(task_id)
         if row is None:
             return {"label": f"task {task_id} (inactive)", "href": ""}
-        code = pipelines[row["pipeline_id"]]["pipeline_code"]
+        code = self.pipelines[row["pipeline_id"]]["pipeline_code"]
         return {"label": f"{code}.{row['task_code']}", "href": f"pipelines/{code}.html#task-{row['task_code']}"}
 
-    def pipeline_ref(pipeline_id: int) -> dict[str, str]:
-        row = pipelines.get(pipeline_id)
+    def pipeline_ref(self, pipeline_id: int) -> dict[str, str]:
+        row = self.pipelines.get(pipeline_id)
         if row is None:
             return {"label": f"pipeline {pipeline_id} (inactive)", "href": ""}
         return {"label": row["pipeline_code"], "href": f"pipelines/{row['pipeline_code']}.html"}
 
+    @staticmethod
     def table_ref(name: str) -> dict[str, str]:
         return {"label": name, "href": table_file(name)}
 
-    tasks_of = _by(facts.tasks, "pipeline_id")
-    deps_of = _by(facts.task_dependencies, "pipeline_id")
-    upstream_of = _by(facts.pipeline_dependencies, "pipeline_id")
-    downstream_of = _by(facts.pipeline_dependencies, "depends_on_pipeline_id")
-    untraced = [
-        task_ref(task_id)
-        for task_id, row in tasks.items()
-        if row["handler"] == "SQL" and task_id not in lineage_of_task
-    ]
-    pages: list[Page] = []
-    index_rows = []
-    for pipeline_id, pipe in pipelines.items():
-        code = pipe["pipeline_code"]
-        runs = runs_of.get(pipeline_id, [])
-        task_views = []
-        for row in tasks_of.get(pipeline_id, []):
-            task_id = row["task_id"]
-            params = parameters.get(task_id, {})
-            last = task_runs_of.get(task_id, [None])[0]
-            task_views.append(
+    def task_view(self, row: Row) -> dict[str, Any]:
+        task_id = row["task_id"]
+        params = self.parameters.get(task_id, {})
+        return {
+            "code": row["task_code"],
+            "type": row["task_type"],
+            "handler": row["handler"],
+            "run_condition": row["run_condition"] or "ALL",
+            "run_condition_count": row["run_condition_count"],
+            "parameters": sorted(
+                (name, value)
+                for name, value in self.sensitive.shown(row["handler"], params).items()
+                if name != "DOCUMENTATION"
+            ),
+            "documentation": params.get("DOCUMENTATION"),
+            "documentation_version": self.doc_versions.get(task_id),
+            "writes": sorted({self.table_ref(n)["label"] for n, ids in self.writers.items() if task_id in ids}),
+            "reads": sorted({self.table_ref(n)["label"] for n, ids in self.readers.items() if task_id in ids}),
+            "rules": [
                 {
-                    "code": row["task_code"],
-                    "type": row["task_type"],
-                    "handler": row["handler"],
-                    "run_condition": row["run_condition"] or "ALL",
-                    "run_condition_count": row["run_condition_count"],
-                    "parameters": sorted(
-                        (name, value)
-                        for name, value in sensitive.shown(row["handler"], params).items()
-                        if name != "DOCUMENTATION"
-                    ),
-                    "documentation": params.get("DOCUMENTATION"),
-                    "documentation_version": doc_versions.get(task_id),
-                    "writes": sorted({table_ref(n)["label"] for n, ids in writers.items() if task_id in ids}),
-                    "reads": sorted({table_ref(n)["label"] for n, ids in readers.items() if task_id in ids}),
-                    "rules": [
-                        {
-                            "name": rule["business_rule_name"],
-                            "type": rule["business_rule_type"],
-                            "table": rule["target_table"].lower(),
-                            "key": rule["business_rule_key_column"],
-                            "sql": rule["business_rule_sql"],
-                        }
-                        for rule in rules_of.get(task_id, [])
-                    ],
-                    "script": params.get("SCRIPT_NAME"),
-                    "script_doc": script_summary(scripts_dir, params.get("SCRIPT_NAME"))
-                    if row["handler"] == "PYTHON"
-                    else None,
-                    "last_run": last,
+                    "name": rule["business_rule_name"],
+                    "type": rule["business_rule_type"],
+                    "table": rule["target_table"].lower(),
+                    "key": rule["business_rule_key_column"],
+                    "sql": rule["business_rule_sql"],
                 }
-            )
-        codes = {row["task_id"]: row["task_code"] for row in tasks_of.get(pipeline_id, [])}
-        edges = [
+                for rule in self.rules_of.get(task_id, [])
+            ],
+            "script": params.get("SCRIPT_NAME"),
+            "script_doc": script_summary(self.scripts_dir, params.get("SCRIPT_NAME"))
+            if row["handler"] == "PYTHON"
+            else None,
+            "last_run": self.task_runs_of.get(task_id, [None])[0],
+        }
+
+    def edges(self, pipeline_id: int) -> list[dict[str, Any]]:
+        codes = {row["task_id"]: row["task_code"] for row in self.tasks_of.get(pipeline_id, [])}
+        return [
             {
-                "from": codes.get(dep["depends_on_task_id"]) or task_ref(dep["depends_on_task_id"])["label"],
-                "from_href": "" if dep["depends_on_task_id"] in codes else task_ref(dep["depends_on_task_id"])["href"],
+                "from": codes.get(dep["depends_on_task_id"]) or self.task_ref(dep["depends_on_task_id"])["label"],
+                "from_href": ""
+                if dep["depends_on_task_id"] in codes
+                else self.task_ref(dep["depends_on_task_id"])["href"],
                 "to": codes.get(dep["task_id"], str(dep["task_id"])),
                 "type": dep["dependency_type"],
                 "cross": dep["depends_on_pipeline_id"] not in (None, pipeline_id),
             }
-            for dep in deps_of.get(pipeline_id, [])
+            for dep in self.deps_of.get(pipeline_id, [])
             if dep["task_id"] in codes
         ]
-        pause = paused.get(pipeline_id)
+
+    def pipeline_page(self, pipeline_id: int, pipe: Row) -> tuple[Page, dict[str, Any]]:
+        """A pipeline's page, and its row on the index."""
+        code = pipe["pipeline_code"]
+        runs = self.runs_of.get(pipeline_id, [])
+        task_views = [self.task_view(row) for row in self.tasks_of.get(pipeline_id, [])]
+        edges = self.edges(pipeline_id)
+        pause = self.paused.get(pipeline_id)
         owner = pipe["updated_by"] or pipe["created_by"]
         last_run = runs[0] if runs else None
         context = {
@@ -200,83 +216,78 @@ def build_pages(facts: CatalogFacts, sensitive: SensitiveNames, scripts_dir: Pat
             "edges": edges,
             "graph_svg": task_graph(code, task_views, edges),
             "upstream": [
-                pipeline_ref(d["depends_on_pipeline_id"]) | {"type": d["dependency_type"]}
-                for d in upstream_of.get(pipeline_id, [])
+                self.pipeline_ref(d["depends_on_pipeline_id"]) | {"type": d["dependency_type"]}
+                for d in self.upstream_of.get(pipeline_id, [])
             ],
             "downstream": [
-                pipeline_ref(d["pipeline_id"]) | {"type": d["dependency_type"]}
-                for d in downstream_of.get(pipeline_id, [])
+                self.pipeline_ref(d["pipeline_id"]) | {"type": d["dependency_type"]}
+                for d in self.downstream_of.get(pipeline_id, [])
             ],
-            "runs": [
-                {
-                    key: run[key]
-                    for key in (
-                        "pipeline_run_id",
-                        "run_key",
-                        "status",
-                        "sla_status",
-                        "start_date",
-                        "end_date",
-                        "run_date",
-                        "trigger_kind",
-                        "run_kind",
-                    )
-                }
-                for run in runs
-            ],
-            "kpis": _kpis(kpis_of.get(pipeline_id, [])),
+            "runs": [{key: run[key] for key in _RUN_KEYS} for run in runs],
+            "kpis": _kpis(self.kpis_of.get(pipeline_id, [])),
         }
-        pages.append(Page(f"pipelines/{code}.html", "pipeline.html", context))
-        index_rows.append(
-            {
-                "code": code,
-                "name": pipe["pipeline_name"],
-                "schedule": pipe["run_schedule"],
-                "owner": owner,
-                "last_status": last_run["status"] if last_run else None,
-                "last_start": last_run["start_date"] if last_run else None,
-                "paused": pause is not None,
-                "href": f"pipelines/{code}.html",
-            }
-        )
-    lineage_into = _by(
-        ({**row, "target": row["target_object"].lower()} for row in facts.lineage if row["task_id"] in tasks), "target"
-    )
-    for name in table_names:
+        index_row = {
+            "code": code,
+            "name": pipe["pipeline_name"],
+            "schedule": pipe["run_schedule"],
+            "owner": owner,
+            "last_status": last_run["status"] if last_run else None,
+            "last_start": last_run["start_date"] if last_run else None,
+            "paused": pause is not None,
+            "href": f"pipelines/{code}.html",
+        }
+        return Page(f"pipelines/{code}.html", "pipeline.html", context), index_row
+
+    def table_page(self, name: str) -> Page:
         columns = [
             {
                 "column": row["target_column"],
                 "source": f"{row['source_object'].lower()}.{row['source_column']}" if row["source_object"] else None,
                 "source_href": table_file(row["source_object"]) if row["source_object"] else "",
                 "how": row["transformation"] or "copy",
-                "task": task_ref(row["task_id"]),
+                "task": self.task_ref(row["task_id"]),
             }
-            for row in lineage_into.get(name, [])
+            for row in self.lineage_into.get(name, [])
         ]
         context = {
             "table": name,
-            "writers": [task_ref(i) for i in sorted(writers.get(name, ()))],
-            "readers": [task_ref(i) for i in sorted(readers.get(name, ()))],
+            "writers": [self.task_ref(i) for i in sorted(self.writers.get(name, ()))],
+            "readers": [self.task_ref(i) for i in sorted(self.readers.get(name, ()))],
             "rules": [
-                {"name": r["business_rule_name"], "type": r["business_rule_type"], "task": task_ref(r["task_id"])}
-                for r in rule_tables.get(name, [])
+                {"name": r["business_rule_name"], "type": r["business_rule_type"], "task": self.task_ref(r["task_id"])}
+                for r in self.rule_tables.get(name, [])
             ],
             "columns": columns,
             "lineage_svg": lineage_graph(name, columns),
         }
-        pages.append(Page(table_file(name), "table.html", context))
-    pages.append(
-        Page(
-            "index.html",
-            "index.html",
-            {
-                "pipelines": index_rows,
-                "tables": [table_ref(n) for n in table_names],
-                "untraced": untraced,
-                "counts": {"pipelines": len(pipelines), "tasks": len(tasks), "tables": len(table_names)},
-            },
-        )
-    )
+        return Page(table_file(name), "table.html", context)
+
+    def index_page(self, index_rows: list[dict[str, Any]]) -> Page:
+        untraced = [
+            self.task_ref(task_id)
+            for task_id, row in self.tasks.items()
+            if row["handler"] == "SQL" and task_id not in self.lineage_of_task
+        ]
+        context = {
+            "pipelines": index_rows,
+            "tables": [self.table_ref(n) for n in self.table_names],
+            "untraced": untraced,
+            "counts": {"pipelines": len(self.pipelines), "tasks": len(self.tasks), "tables": len(self.table_names)},
+        }
+        return Page("index.html", "index.html", context)
+
+
+def build_pages(facts: CatalogFacts, sensitive: SensitiveNames, scripts_dir: Path) -> list[Page]:
+    """Every page of the site: one per pipeline, one per table, and the index."""
+    catalog = _Catalog(facts, sensitive, scripts_dir)
+    pages: list[Page] = []
+    index_rows = []
+    for pipeline_id, pipe in catalog.pipelines.items():
+        page, index_row = catalog.pipeline_page(pipeline_id, pipe)
+        pages.append(page)
+        index_rows.append(index_row)
+    pages += [catalog.table_page(name) for name in catalog.table_names]
+    pages.append(catalog.index_page(index_rows))
     return pages
 
 
