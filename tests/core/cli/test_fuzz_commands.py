@@ -132,6 +132,12 @@ SPECS = {
     "demo": Spec(("demo",), {}, positional=DEMO_DIR),
     # The overseer runs until stopped: only ever with a configuration it can't find.
     "server": Spec(("server",), {}, fixed=("--config", "fuzz/missing.yml")),
+    # The worker agent too (it claims until SIGTERM); its own flags are still parsed and judged first.
+    "worker": Spec(
+        ("worker",),
+        {"--pool": TEXT, "--ingestion-slots": INTEGER, "--warehouse-slots": INTEGER, "--drain-seconds": INTEGER},
+        fixed=("--config", "fuzz/missing.yml"),
+    ),
     "token create": Spec(("token", "create"), {"--name": TEXT, "--role": ROLE, "--expires": TEXT}),
     "token list": Spec(("token", "list"), {}),
     "token revoke": Spec(("token", "revoke"), {"--name": TEXT}),
@@ -211,6 +217,7 @@ REAL = {
     "config": ["config", "plan", "--config-dir", "x" * 300],
     "demo": ["demo", "craft-connector.yml"],
     "server": ["server", "--config", "fuzz/missing.yml"],
+    "worker": ["worker", "--config", "fuzz/missing.yml"],
     "token": ["token", "create", "--name", "\x1b[2J" * 100, "--role", "viewer"],
     "user": ["user", "disable", "--name", "nobody\x07"],
 }
