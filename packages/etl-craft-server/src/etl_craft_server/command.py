@@ -50,6 +50,7 @@ def _serve(args: argparse.Namespace) -> int:
     from etl_craft_server import __version__
     from etl_craft_server.api.listener import ApiListener
     from etl_craft_server.leadership import OverseerHeartbeat, leadership
+    from etl_craft_server.metrics import observe_statements
     from etl_craft_server.overseer import Overseer
     from etl_craft_server.schedule_clock import ScheduleClock
 
@@ -68,6 +69,7 @@ def _serve(args: argparse.Namespace) -> int:
         # The API's own pool, so its readers and the overseer never wait for each other's connections.
         api_db = open_engine_db(ctx.config)
         api = ApiListener(ctx.config, api_db)
+        observe_statements(ctx.db.engine)  # the overseer's statements too, not only the API's
         clock = ScheduleClock.from_environment()
         owner = my_owner_id()
         leading = leadership(ctx.db, __version__, ctx.actor)

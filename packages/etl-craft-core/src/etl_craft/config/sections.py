@@ -48,6 +48,8 @@ ORCHESTRATION_SPEC = BlockSpec(
         "Name",
         "Task_timeout_seconds",
         "Max_parallel_tasks",
+        "Local_ingestion_slots",
+        "Local_warehouse_slots",
         "Enforce_sla",
         "Log_dir",
         "Gate_wait_minutes",
@@ -55,6 +57,7 @@ ORCHESTRATION_SPEC = BlockSpec(
         "Timezone",
         "Shutdown_grace_seconds",
         "Api_address",
+        "Ui_cookie_secure",
         "Retries",
         "Global_dag",
         "Catchup",
@@ -355,12 +358,15 @@ def parse_orchestration(ctx: Context, body: object, default_profile: str | None)
             remedy="remove Dependency_gates or use Mode: local",
         )
     recipients = tuple(_email_address(reader, "Email_recipients", item) for item in reader.texts("Email_recipients"))
+    max_parallel = reader.whole("Max_parallel_tasks", 8, 1, MAX_PARALLEL_TASKS)
     return OrchestrationSettings(
         profile=reader.profile_block,
         mode=mode,
         name=reader.text("Name"),
         task_timeout_seconds=reader.whole("Task_timeout_seconds", 21600, 0, INT32_MAX),
-        max_parallel_tasks=reader.whole("Max_parallel_tasks", 8, 1, MAX_PARALLEL_TASKS),
+        max_parallel_tasks=max_parallel,
+        local_ingestion_slots=reader.whole("Local_ingestion_slots", max_parallel, 1, MAX_PARALLEL_TASKS),
+        local_warehouse_slots=reader.whole("Local_warehouse_slots", max_parallel, 1, MAX_PARALLEL_TASKS),
         enforce_sla=reader.boolean("Enforce_sla", False),
         log_dir=reader.path("Log_dir", "logs") or ctx.resolve_path("logs"),
         gate_wait_minutes=reader.whole("Gate_wait_minutes", 60, 0, INT32_MAX),
@@ -368,6 +374,7 @@ def parse_orchestration(ctx: Context, body: object, default_profile: str | None)
         timezone=_timezone(reader),
         shutdown_grace_seconds=reader.whole("Shutdown_grace_seconds", 60, 0, INT32_MAX),
         api_address=parse_api_address(reader),
+        ui_cookie_secure=reader.choice("Ui_cookie_secure", ("auto", "always", "never"), "auto") or "auto",
         retries=reader.whole("Retries", 0, 0, INT32_MAX),
         retry_delay_minutes=reader.whole("Retry_delay_minutes", 5, 0, INT32_MAX),
         global_dag=reader.boolean("Global_dag", False),
