@@ -89,8 +89,19 @@ def chaos(session: nox.Session) -> None:
 @nox.session
 def browser(session: nox.Session) -> None:
     """The web UI in Debian's chromium through Playwright (left out of a plain pytest run; never a
-    downloaded browser): the acceptance flows, the axe-style check, and release/screenshots/."""
-    uv_run(session, "pytest", "tests/server/ui/test_browser.py", "-m", "browser", "-n", "0", *session.posargs)
+    downloaded browser): the UI's acceptance flows and axe-style check, every catalog page and link,
+    and release/screenshots/."""
+    uv_run(
+        session,
+        "pytest",
+        "tests/server/ui/test_browser.py",
+        "tests/core/catalog/test_catalog_browser.py",
+        "-m",
+        "browser",
+        "-n",
+        "0",
+        *session.posargs,
+    )
 
 
 @nox.session
