@@ -10,7 +10,11 @@ The suite's requirements (`requirements`), beyond what the dialect's own capabil
 - `sequences`: CREATE SEQUENCE, nextval and setval, as PostgreSQL and DuckDB spell them;
 - `writing_functions`: a user-defined function can write a table (PL/pgSQL);
 - `check_constraints`: CHECK constraints are enforced, so a scenario can make a write fail midway
-  (Snowflake has none).
+  (Snowflake has none);
+- `processes`: sessions from several processes can write at once (the Trino emulation is a DuckDB
+  file inside the test process, which one process at a time can open);
+- `driver`: the dialect's own driver and SQLAlchemy engine reach the warehouse (the Trino emulation
+  replaces the driver's sessions, so task.warehouse()'s engine has no server to reach).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 # Every requirement a provision may declare (see the module's docstring).
-REQUIREMENTS = frozenset({"sequences", "writing_functions", "check_constraints"})
+REQUIREMENTS = frozenset({"sequences", "writing_functions", "check_constraints", "processes", "driver"})
 PG_HOST = os.environ.get("ETL_CRAFT_TEST_PG_HOST", "127.0.0.1")
 PG_PORT = int(os.environ.get("ETL_CRAFT_TEST_PG_PORT", "5432"))
 PG_USER = os.environ.get("ETL_CRAFT_TEST_PG_USER", "postgres")
@@ -85,7 +89,7 @@ class Provision:
 class DuckDBProvision(Provision):
     name = "duckdb"
     marker = "duckdb"
-    requirements = frozenset({"sequences", "check_constraints"})
+    requirements = frozenset({"sequences", "check_constraints", "processes", "driver"})
     # DuckDB stores CHAR and VARCHAR bounds as VARCHAR.
     stored_types: ClassVar[Mapping[str, str]] = {"char(3)": "varchar", "varchar(20)": "varchar"}
     section_schema = "main"
@@ -113,7 +117,7 @@ class PostgresProvision(Provision):
 
     name = "postgres"
     marker = "warehouse_postgres"
-    requirements = frozenset({"sequences", "writing_functions", "check_constraints"})
+    requirements = frozenset({"sequences", "writing_functions", "check_constraints", "processes", "driver"})
     stored_types: ClassVar[Mapping[str, str]] = {
         "decimal(12,2)": "numeric(12,2)",
         "char(3)": "character(3)",
@@ -180,6 +184,7 @@ class SnowflakeProvision(Provision):
 
     name = "snowflake"
     marker = "warehouse_snowflake"
+    requirements = frozenset({"processes", "driver"})
     stored_types: ClassVar[Mapping[str, str]] = {
         "decimal(12,2)": "number(12,2)",
         "decimal(18,4)": "number(18,4)",
@@ -302,6 +307,119 @@ class SnowflakeProvision(Provision):
             args["protocol"] = "http"
         args.update({k: settings[k] for k in ("warehouse", "role") if k in settings and k in URL_SETTINGS})
         return snowflake.connector.connect(**args)
+
+
+class TrinoProvision(Provision):
+    """DuckDB behind sqlglot's Trino parser (tests/fixtures/trino_emulation.py), or a live Trino server.
+
+    With ETL_CRAFT_TRINO_URL (a jdbc:trino://host:port/<iceberg catalog> URL) set, the scenarios run
+    on that server, each test in a schema of its own in the catalog (ETL_CRAFT_TRINO_USER, and
+    ETL_CRAFT_TRINO_SECRET for a password login over SSL). Otherwise every statement the dialect sends
+    is parsed as Trino SQL and run on a DuckDB file named after the catalog, in autocommit.
+    """
+
+    name = "trino"
+    marker = "warehouse_trino"
+    # The emulation's stored types are DuckDB's, reported in Trino's names.
+    stored_types: ClassVar[Mapping[str, str]] = {
+        "char(3)": "varchar",
+        "varchar(20)": "varchar",
+        "timestamp": "timestamp(6)",
+        "timestamp with time zone": "timestamp(6) with time zone",
+    }
+
+    @property
+    def live(self) -> str | None:
+        return os.environ.get("ETL_CRAFT_TRINO_URL") or None
+
+    @property
+    def requirements(self) -> frozenset[str]:  # type: ignore[override]
+        return frozenset({"processes", "driver"}) if self.live else frozenset()
+
+    @property
+    def shared(self) -> bool:  # type: ignore[override]
+        return bool(self.live)
+
+    @property
+    def section_schema(self) -> str:  # type: ignore[override]
+        return os.environ.get("ETL_CRAFT_TRINO_SCHEMA", "default") if self.live else "main"
+
+    @property
+    def columns_sql(self) -> str:  # type: ignore[override]
+        if self.live:
+            return (
+                "SELECT column_name, data_type FROM information_schema.columns"
+                " WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position"
+            )
+        return DuckDBProvision.columns_sql
+
+    @property
+    def comment_sql(self) -> str:  # type: ignore[override]
+        if self.live:
+            return "SELECT comment FROM system.metadata.table_comments WHERE schema_name = ? AND table_name = ?"
+        return DuckDBProvision.comment_sql
+
+    def problem(self) -> str | None:
+        try:
+            import trino  # noqa: F401
+        except ImportError as exc:
+            return f"the trino extra is not installed ({exc}); install etl-craft-warehouses[trino]"
+        return None
+
+    @contextmanager
+    def warehouse(self, folder: Path) -> Iterator[str]:
+        if self.live:
+            yield self.live
+            return
+        previous = os.environ.get("ETL_CRAFT_TRINO_EMULATION_FILE")
+        os.environ["ETL_CRAFT_TRINO_EMULATION_FILE"] = str(folder / "iceberg.duckdb")
+        try:
+            yield "jdbc:trino://127.0.0.1:8080/iceberg"
+        finally:
+            if previous is None:
+                os.environ.pop("ETL_CRAFT_TRINO_EMULATION_FILE", None)
+            else:
+                os.environ["ETL_CRAFT_TRINO_EMULATION_FILE"] = previous
+
+    def section(self, jdbc_url: str) -> str:
+        text = f"{super().section(jdbc_url)}  schema: {self.section_schema}\n"
+        if not self.live:
+            return text + "  user: etl\n"
+        text += f"  user: {os.environ.get('ETL_CRAFT_TRINO_USER', 'etl')}\n"
+        if os.environ.get("ETL_CRAFT_TRINO_SECRET"):
+            text += "  auth_mode: password\n  secret: ETL_CRAFT_TRINO_SECRET\n"
+        return text
+
+    def columns(self, cursor: Any, schema: str, table: str) -> list[tuple[str, str]]:
+        if self.live:
+            return super().columns(cursor, schema, table)
+        from tests.fixtures.trino_emulation import trino_type
+
+        return [(n, trino_type(t)) for n, t in super().columns(cursor, schema, table)]
+
+    def connect(self, jdbc_url: str) -> Any:
+        if not self.live:
+            from tests.fixtures.trino_emulation import open_duckdb
+
+            return open_duckdb(os.environ["ETL_CRAFT_TRINO_EMULATION_FILE"])
+        import trino.auth
+        import trino.dbapi
+
+        from etl_craft_warehouses.trino import _parts
+
+        host, port, catalog, settings = _parts(jdbc_url)
+        ssl = settings.get("ssl", "false").lower() == "true"
+        secret = os.environ.get("ETL_CRAFT_TRINO_SECRET")
+        user = os.environ.get("ETL_CRAFT_TRINO_USER", "etl")
+        return trino.dbapi.connect(
+            host=host,
+            port=port or (443 if ssl else 8080),
+            catalog=catalog,
+            user=user,
+            http_scheme="https" if ssl else "http",
+            auth=trino.auth.BasicAuthentication(user, secret) if secret else None,
+            timezone="UTC",
+        )
 
 
 def _uv() -> list[str] | None:

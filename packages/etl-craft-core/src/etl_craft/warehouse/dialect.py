@@ -69,6 +69,10 @@ class WarehouseDialect:
     # transaction, where DDL is transactional) or "create_or_replace" (one CREATE OR REPLACE TABLE ...
     # AS SELECT, atomic on warehouses whose DDL commits the open transaction).
     replace_strategy: ClassVar[str] = "transaction"
+    # Whether several writing statements can share one transaction. Where they cannot (Trino's
+    # Iceberg connector commits each statement), OVERWRITE_TABLE publishes with one CREATE OR
+    # REPLACE TABLE ... AS SELECT too, so a failure leaves the old rows or the new, never none.
+    transactional: ClassVar[bool] = True
     # Functions that change state, refused in an author's SELECT before it runs: for warehouses that
     # can't run a statement read-only (see `read_only`), the only guard against their side effects.
     state_changing_functions: ClassVar[frozenset[str]] = frozenset()
