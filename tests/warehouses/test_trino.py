@@ -10,7 +10,7 @@ import sqlglot
 from etl_craft.core.errors import ConfigurationError
 from etl_craft.warehouse.dialect import load_dialect
 from etl_craft_warehouses.trino import TrinoDialect
-from tests.fixtures import trino_emulation
+from tests.fixtures import emulation
 from tests.warehouses.test_dialects import config
 
 pytestmark = pytest.mark.unit
@@ -88,6 +88,6 @@ def test_the_merge_update_is_one_trino_merge_statement(tmp_path: Path) -> None:
 
 def test_a_statement_that_is_not_trino_sql_fails_the_emulation() -> None:
     with pytest.raises(sqlglot.errors.ParseError):
-        trino_emulation.to_duckdb("UPDATE t SET a = 1 FROM (SELECT")
-    assert trino_emulation.trino_type("DECIMAL(12,2)") == "decimal(12,2)"
-    assert trino_emulation.trino_type("TIMESTAMP WITH TIME ZONE") == "timestamp(6) with time zone"
+        emulation.to_duckdb("UPDATE t SET a = 1 FROM (SELECT")
+    assert emulation.trino_type("DECIMAL(12,2)") == "decimal(12,2)"
+    assert emulation.trino_type("TIMESTAMP WITH TIME ZONE") == "timestamp(6) with time zone"

@@ -247,5 +247,8 @@ def test_b36_scd1_updates_are_one_set_based_statement(sqlp: SqlProject, caplog: 
     updates = [r.getMessage() for r in caplog.records if re.search(r"\n(UPDATE|MERGE INTO) ", r.getMessage())]
     assert len(updates) == 1
     source = "\nUSING " if "\nMERGE INTO " in updates[0] else "\nFROM "
-    assert '"etl_stage_' in updates[0].split(source, 1)[1] and "SELECT" not in updates[0].split("SET", 1)[1]
+    assert (
+        "etl_stage_" in updates[0].split(source, 1)[1].split("\n", 1)[0]
+        and "SELECT" not in updates[0].split("SET", 1)[1]
+    )
     assert wh.scalar(f"SELECT SUM(amount) - SUM(id) FROM {target}") == rows

@@ -12,7 +12,7 @@ the client's `timezone`. Trino runs nothing in an author's SELECT that writes (p
 statements, which the SELECT guard refuses), so no function needs refusing by name.
 
 No Trino server can run on this project's machines: the compliance suite parses every statement
-this dialect sends with sqlglot's `trino` dialect and runs it on DuckDB (tests/fixtures/trino_emulation.py),
+this dialect sends with sqlglot's `trino` dialect and runs it on DuckDB (tests/fixtures/emulation.py),
 and runs live against the server ETL_CRAFT_TRINO_URL names (docs/warehouses/trino.md).
 The driver is imported when a session connects.
 """
@@ -29,6 +29,7 @@ from etl_craft.config.urls import JdbcTarget, Refuse, Resolve, refuse_credential
 from etl_craft.config.values import Reader
 from etl_craft.warehouse.dialect import WarehouseDialect
 from etl_craft.warehouse.session import Column, Session, driver_errors
+from etl_craft_warehouses.merge_update import merge_update_sql
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -239,11 +240,7 @@ class TrinoDialect(WarehouseDialect):
         assignments: Sequence[tuple[str, str]],
         condition: str | None,
     ) -> str:
-        """One MERGE ... WHEN MATCHED THEN UPDATE: Trino's only set-based update from another table."""
-        sets = ",\n    ".join(f"{column} = {value}" for column, value in assignments)
-        on = " AND ".join(f"t.{k} = s.{k}" for k in keys)
-        when = f" AND ({condition})" if condition else ""
-        return f"MERGE INTO {target} AS t\nUSING {stage} AS s\nON {on}\nWHEN MATCHED{when} THEN UPDATE SET\n    {sets}"
+        return merge_update_sql(target, stage, keys, assignments, condition)  # Trino has no UPDATE ... FROM
 
     def is_float(self, type_text: str) -> bool:
         return type_text.lower() in _FLOATS

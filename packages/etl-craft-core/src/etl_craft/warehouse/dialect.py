@@ -207,8 +207,9 @@ class WarehouseDialect:
     def timestamp_type(self) -> str:
         return "TIMESTAMP WITH TIME ZONE"
 
-    def text_type(self) -> str:
-        return "VARCHAR"
+    def text_type(self, length: int | None = None) -> str:
+        """Text, of at most `length` characters where a length is given (HASH_KEY, the flags)."""
+        return "VARCHAR" if length is None else f"VARCHAR({length})"
 
     def update_from_stage(
         self,

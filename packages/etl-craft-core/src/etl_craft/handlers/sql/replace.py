@@ -25,7 +25,7 @@ def table_definition(run: ActionRun, business: Sequence[Column], engine_columns:
             lines.append(dialect.row_id_column_sql(name))
         else:
             lines.append(
-                f"{run.ident(name)} {cols.engine_column_type(name, dialect.timestamp_type(), dialect.text_type())}"
+                f"{run.ident(name)} {cols.engine_column_type(name, dialect.timestamp_type(), dialect.text_type)}"
             )
     return "(\n    " + ",\n    ".join(lines) + "\n)"
 
@@ -60,7 +60,7 @@ def _create_or_replace(run: ActionRun, stage: Stage, engine_columns: Sequence[st
     dialect = run.dialect
     values = [f"CAST(s.{dialect.quote(c.name)} AS {c.type}) AS {dialect.quote(c.name)}" for c in stage.columns]
     for name in engine_columns:
-        type_ = cols.engine_column_type(name, dialect.timestamp_type(), dialect.text_type())
+        type_ = cols.engine_column_type(name, dialect.timestamp_type(), dialect.text_type)
         value = "ROW_NUMBER() OVER ()" if name == cols.ROW_ID else run.stamp(name)
         values.append(f"CAST({value} AS {type_}) AS {run.ident(name)}")
     select = f"SELECT {', '.join(values)} FROM {stage.sql} s"
