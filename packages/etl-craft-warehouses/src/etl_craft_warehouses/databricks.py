@@ -30,7 +30,6 @@ from etl_craft.config.urls import JdbcTarget, Refuse, Resolve, refuse_credential
 from etl_craft.config.values import Reader
 from etl_craft.warehouse.dialect import WarehouseDialect
 from etl_craft.warehouse.session import Column, Session, driver_errors
-from etl_craft_warehouses.merge_update import merge_update_sql
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -102,6 +101,7 @@ class DatabricksDialect(WarehouseDialect):
     single_writer = False
     replace_strategy = "create_or_replace"
     transactional = False
+    update_with_merge = True
     placeholder = "?"
     session_settings: ClassVar[tuple[str, ...]] = ("SET TIME ZONE 'UTC'",)
     # Spark SQL runs no writing function in a SELECT; reflect() calls a Java method, so it is refused.
@@ -244,16 +244,6 @@ class DatabricksDialect(WarehouseDialect):
 
     def text_type(self, length: int | None = None) -> str:
         return "STRING"  # Spark casts to no VARCHAR(n), and a STRING holds HASH_KEY and the flags as well
-
-    def update_from_stage(
-        self,
-        target: str,
-        stage: str,
-        keys: Sequence[str],
-        assignments: Sequence[tuple[str, str]],
-        condition: str | None,
-    ) -> str:
-        return merge_update_sql(target, stage, keys, assignments, condition)  # no UPDATE ... FROM here
 
     def is_float(self, type_text: str) -> bool:
         return type_text.lower() in _FLOATS

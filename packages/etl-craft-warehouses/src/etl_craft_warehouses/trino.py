@@ -29,7 +29,6 @@ from etl_craft.config.urls import JdbcTarget, Refuse, Resolve, refuse_credential
 from etl_craft.config.values import Reader
 from etl_craft.warehouse.dialect import WarehouseDialect
 from etl_craft.warehouse.session import Column, Session, driver_errors
-from etl_craft_warehouses.merge_update import merge_update_sql
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -98,6 +97,7 @@ class TrinoDialect(WarehouseDialect):
     single_writer = False
     replace_strategy = "create_or_replace"
     transactional = False
+    update_with_merge = True
     placeholder = "?"
 
     # -- configuration --------------------------------------------------------------------------
@@ -231,16 +231,6 @@ class TrinoDialect(WarehouseDialect):
     # -- SQL ------------------------------------------------------------------------------------
     def timestamp_type(self) -> str:
         return "TIMESTAMP(6) WITH TIME ZONE"  # Iceberg's timestamptz: microseconds, stored in UTC
-
-    def update_from_stage(
-        self,
-        target: str,
-        stage: str,
-        keys: Sequence[str],
-        assignments: Sequence[tuple[str, str]],
-        condition: str | None,
-    ) -> str:
-        return merge_update_sql(target, stage, keys, assignments, condition)  # Trino has no UPDATE ... FROM
 
     def is_float(self, type_text: str) -> bool:
         return type_text.lower() in _FLOATS

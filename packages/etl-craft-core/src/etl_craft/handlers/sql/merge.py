@@ -1,7 +1,8 @@
 """Actions that change rows in place: APPEND_TABLE, SCD1_MERGE, SCD2_MERGE and DELETE_ROWS.
 
-Updates are set-based (`WarehouseDialect.update_from_stage`: UPDATE ... FROM on PostgreSQL and
-DuckDB), joined to the deduplicated stage; inserts are one INSERT ... SELECT with an anti-join.
+Updates are set-based (`WarehouseDialect.update_from_stage`: UPDATE ... FROM on PostgreSQL, DuckDB
+and Snowflake, MERGE on Trino and Databricks), joined to the deduplicated stage; inserts are one
+INSERT ... SELECT with an anti-join.
 """
 
 from __future__ import annotations
