@@ -91,3 +91,23 @@ def test_a_statement_that_is_not_trino_sql_fails_the_emulation() -> None:
         emulation.to_duckdb("UPDATE t SET a = 1 FROM (SELECT")
     assert emulation.trino_type("DECIMAL(12,2)") == "decimal(12,2)"
     assert emulation.trino_type("TIMESTAMP WITH TIME ZONE") == "timestamp(6) with time zone"
+
+
+def test_the_autocommit_session_counts_changed_rows_and_commits_each_statement(tmp_path: Path) -> None:
+    """The session Trino and Databricks share, over a real DB-API driver (sqlite3 in autocommit)."""
+    import sqlite3
+
+    from etl_craft_warehouses.autocommit import AutocommitSession
+
+    dialect = load_dialect(config(tmp_path, SECTION.format(url="jdbc:trino://h:8080/iceberg")))
+    path = tmp_path / "w.sqlite"
+    session = AutocommitSession(dialect, sqlite3.connect(path, isolation_level=None), sqlite3.Error)
+    session.execute("CREATE TABLE t (id INTEGER)")
+    assert session.dml("INSERT INTO t VALUES (1), (2), (3)") == 3
+    session.begin()
+    assert session.dml("DELETE FROM t WHERE id > ?", [1]) == 2
+    session.rollback()  # nothing to roll back: the DELETE committed as it ran
+    with sqlite3.connect(path) as other:
+        assert other.execute("SELECT id FROM t").fetchall() == [(1,)]
+    assert session.rows("SELECT id FROM t") == [(1,)]
+    session.close()

@@ -21,7 +21,6 @@ imported when a session connects.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
@@ -30,6 +29,7 @@ from etl_craft.config.urls import JdbcTarget, Refuse, Resolve, refuse_credential
 from etl_craft.config.values import Reader
 from etl_craft.warehouse.dialect import WarehouseDialect
 from etl_craft.warehouse.session import Column, Session, driver_errors
+from etl_craft_warehouses.autocommit import AutocommitSession
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -55,39 +55,6 @@ def type_text(kind: str) -> str:
     """The DDL type of a column from the information schema's full type (DECIMAL(12,2), STRING...)."""
     kind = kind.lower().replace(" ", "")
     return _TYPE_NAMES.get(kind, kind)
-
-
-class DatabricksSession(Session):
-    """One connection; every statement commits as it runs (Delta)."""
-
-    def __init__(self, dialect: DatabricksDialect, conn: Any, error_class: type[Exception]) -> None:
-        super().__init__(dialect, error_class)
-        self.conn = conn
-
-    def _statement(self, sql: str, params: Sequence[Any] | None, fetch: bool) -> tuple[list[tuple[Any, ...]], int]:
-        cursor = self.conn.cursor()
-        try:
-            cursor.execute(sql, list(params) if params is not None else None)
-            rows = [tuple(r) for r in cursor.fetchall()] if cursor.description else []
-            if fetch:
-                return rows, len(rows)
-            # DML answers with one row whose first column is the number of affected rows.
-            changed = rows[0][0] if rows and isinstance(rows[0][0], int) else -1
-            return [], changed
-        finally:
-            cursor.close()
-
-    def begin(self) -> None:
-        """Each statement is its own Delta commit: there is no transaction to open."""
-
-    def commit(self) -> None:
-        """Every statement committed as it ran."""
-
-    def rollback(self) -> None:
-        """Nothing is left to roll back (the replacing actions publish in one statement)."""
-
-    def close(self) -> None:
-        self.conn.close()
 
 
 class DatabricksDialect(WarehouseDialect):
@@ -187,7 +154,7 @@ class DatabricksDialect(WarehouseDialect):
 
         with driver_errors(databricks_sql.Error, "connect"):
             conn = databricks_sql.connect(**self.connection_arguments())
-        return DatabricksSession(self, conn, databricks_sql.Error)
+        return AutocommitSession(self, conn, databricks_sql.Error)
 
     def script_engine(self) -> sa.Engine:
         import sqlalchemy as sa

@@ -20,7 +20,6 @@ The driver is imported when a session connects.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -29,10 +28,10 @@ from etl_craft.config.urls import JdbcTarget, Refuse, Resolve, refuse_credential
 from etl_craft.config.values import Reader
 from etl_craft.warehouse.dialect import WarehouseDialect
 from etl_craft.warehouse.session import Column, Session, driver_errors
+from etl_craft_warehouses.autocommit import AutocommitSession
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
-    import trino.dbapi
 
 URL_FORM = "jdbc:trino://<host>:<port>/<catalog>[?SSL=true]"
 # The URL settings the dialect reads; any other is refused rather than ignored.
@@ -52,37 +51,6 @@ def _parts(url: str) -> tuple[str, int | None, str, dict[str, str]]:
     catalog = parts.path.strip("/").split("/")[0] if parts.path else ""
     settings = {k.lower(): v for k, v in parse_qsl(parts.query, keep_blank_values=True)}
     return parts.hostname or "", parts.port, catalog, settings
-
-
-class TrinoSession(Session):
-    """An autocommit connection: each statement is its own Iceberg commit."""
-
-    def __init__(self, dialect: TrinoDialect, conn: trino.dbapi.Connection, error_class: type[Exception]) -> None:
-        super().__init__(dialect, error_class)
-        self.conn = conn
-
-    def _statement(self, sql: str, params: Sequence[Any] | None, fetch: bool) -> tuple[list[tuple[Any, ...]], int]:
-        cursor = self.conn.cursor()
-        try:
-            cursor.execute(sql, list(params) if params is not None else None)
-            rows = [tuple(r) for r in cursor.fetchall()]
-            if fetch:
-                return rows, len(rows)
-            return [], cursor.rowcount if cursor.rowcount is not None else -1
-        finally:
-            cursor.close()
-
-    def begin(self) -> None:
-        """Autocommit: there is no transaction to open."""
-
-    def commit(self) -> None:
-        """Autocommit: every statement committed as it ran."""
-
-    def rollback(self) -> None:
-        """Autocommit: nothing is left to roll back (the actions publish in one statement)."""
-
-    def close(self) -> None:
-        self.conn.close()
 
 
 class TrinoDialect(WarehouseDialect):
@@ -179,7 +147,7 @@ class TrinoDialect(WarehouseDialect):
 
         with driver_errors(trino.exceptions.Error, "connect"):
             conn = trino.dbapi.connect(**self.connection_arguments())
-        return TrinoSession(self, conn, trino.exceptions.Error)
+        return AutocommitSession(self, conn, trino.exceptions.Error)
 
     def script_engine(self) -> sa.Engine:
         import sqlalchemy as sa
