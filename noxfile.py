@@ -69,6 +69,27 @@ def tests_snowflake(session: nox.Session) -> None:
 
 
 @nox.session
+def tests_databricks(session: nox.Session) -> None:
+    """The Databricks proof (left out of a plain pytest run): the compliance scenarios on the DuckDB
+    emulation, then one local Spark session (Java from Debian's openjdk-17-jre-headless, pyspark from the
+    `spark` group) that parses every statement they sent and runs the ones plain Spark tables can run.
+    One process, so Spark starts once and sees the statements the scenarios recorded."""
+    uv_run(
+        session,
+        "--group",
+        "spark",
+        "pytest",
+        "tests/warehouses/compliance",
+        "tests/warehouses/spark",
+        "-m",
+        "warehouse_databricks or databricks_spark",
+        "-n",
+        "0",
+        *session.posargs,
+    )
+
+
+@nox.session
 def chaos(session: nox.Session) -> None:
     """The crash and race scenarios (left out of a plain pytest run), repeated (CHAOS_ITERATIONS, default
     20) on both Engine DBs. .ci/run runs them once per build."""
