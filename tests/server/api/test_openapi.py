@@ -32,3 +32,18 @@ def test_every_operation_names_its_minimum_role_and_document() -> None:
         description = paths[endpoint.path][endpoint.method.lower()]["description"]
         assert f"Minimum role: **{endpoint.role.value}**" in description
         assert f"etl-craft/{endpoint.kind}/1" in description
+
+
+@pytest.mark.unit
+def test_every_request_body_shows_an_example_it_accepts() -> None:
+    """Each body's example is in the description, and the body's own model accepts it."""
+    from etl_craft_server.api import bodies
+
+    schemas = json.loads(COMMITTED.read_text(encoding="utf-8"))["components"]["schemas"]
+    models = [m for m in vars(bodies).values() if isinstance(m, type) and issubclass(m, bodies._Body)]
+    assert len(models) > 5
+    for model in models:
+        if model is bodies._Body:
+            continue
+        [example] = schemas[model.__name__]["examples"]
+        model.model_validate(example)
