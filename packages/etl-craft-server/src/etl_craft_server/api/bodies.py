@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from etl_craft.core.actor import MAX_ACTOR_LENGTH
 from etl_craft.core.text import CODE_LIMIT, OPERATOR_TEXT_LIMIT, RUN_KEY_LIMIT
+from etl_craft.services.access.tokens import DURATION_PATTERN
 from etl_craft.services.access.users import MAX_PASSWORD, MIN_PASSWORD
 
 Reason = Field(min_length=1, max_length=OPERATOR_TEXT_LIMIT, description="why (recorded with the change)")
@@ -94,7 +95,7 @@ class CreateTokenBody(_Body):
     role: ApiRoleName
     expires: str | None = Field(
         None,
-        pattern="^[1-9][0-9]{0,5}[dhm]$",
+        pattern=f"^{DURATION_PATTERN}$",
         description="days, hours or minutes from now: 90d, 12h, 30m (default: never). The CLI also takes an ISO date",
     )
 

@@ -26,7 +26,8 @@ from etl_craft.engine.records.actions import record_request
 from etl_craft.services.context import OperationContext
 
 TOKEN_PREFIX = "ecft_"  # makes a leaked token easy to recognise (secret scanners, logs)
-_DURATION = re.compile(r"([1-9][0-9]{0,4})([dhm])")
+DURATION_PATTERN = r"([1-9][0-9]{0,4})([dhm])"  # the API states it in its description
+_DURATION = re.compile(DURATION_PATTERN)
 _UNITS = {"d": "days", "h": "hours", "m": "minutes"}
 
 
