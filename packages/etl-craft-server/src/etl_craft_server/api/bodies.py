@@ -6,6 +6,7 @@ from datetime import date
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict
 
 from etl_craft.core.actor import MAX_ACTOR_LENGTH
 from etl_craft.core.text import CODE_LIMIT, OPERATOR_TEXT_LIMIT, RUN_KEY_LIMIT
@@ -19,7 +20,7 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def _examples(example: dict[str, object]) -> ConfigDict:
+def _examples(example: JsonDict) -> ConfigDict:
     """A body's settings with the example the OpenAPI description shows."""
     return ConfigDict(extra="forbid", json_schema_extra={"examples": [example]})
 
