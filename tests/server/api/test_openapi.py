@@ -18,6 +18,21 @@ def test_the_committed_description_is_current() -> None:
     assert COMMITTED.read_text(encoding="utf-8") == openapi_text(), "run python -m tools.generate_openapi"
 
 
+@pytest.mark.unit
+def test_every_request_body_shows_an_example_it_accepts() -> None:
+    """Each body's example is in the description, and the body's own model accepts it."""
+    from etl_craft_server.api import bodies
+
+    schemas = json.loads(COMMITTED.read_text(encoding="utf-8"))["components"]["schemas"]
+    models = [m for m in vars(bodies).values() if isinstance(m, type) and issubclass(m, bodies._Body)]
+    assert len(models) > 5
+    for model in models:
+        if model is bodies._Body:
+            continue
+        [example] = schemas[model.__name__]["examples"]
+        model.model_validate(example)
+
+
 @pytest.mark.sqlite
 def test_the_served_description_is_the_committed_one(api) -> None:
     served = api.client.get("/api/v1/openapi.json")
