@@ -1,7 +1,7 @@
 """schemathesis against a real `etl-craft server --api-only` (the `api_fuzz` nox session).
 
 Builds a throwaway SQLite project with one pipeline (paused, so a generated run control changes
-nothing lasting) and an operator token, serves it on a free port, runs schemathesis over the served
+nothing lasting) and an admin token, serves it on a free port, runs schemathesis over the served
 OpenAPI description (positive and negative data, every check: no 500, responses within their
 documented schemas and status codes), then stops the server and fails if its log holds a traceback.
 
@@ -59,7 +59,8 @@ def _project(root: Path, port: int) -> str:
     _etl_craft(root, "init-db")
     _etl_craft(root, "migrate")
     _etl_craft(root, "pause", "--pipeline_code", "sales", "--reason", "fuzzing the API")
-    return _etl_craft(root, "token", "create", "--name", "fuzz", "--role", "operator").splitlines()[0]
+    # An admin, so the token and user endpoints are fuzzed too; a name no generated body will revoke.
+    return _etl_craft(root, "token", "create", "--name", "fuzz-admin-5b1e9c", "--role", "admin").splitlines()[0]
 
 
 def _wait_until_serving(base: str, token: str) -> None:

@@ -91,3 +91,13 @@ def test_piped_output_and_other_commands_never_show_it(tmp_path: Path) -> None:
     assert TITLE not in piped and "┌" not in piped
     _, validate = _run(["--config", str(tmp_path / "none.yml"), "validate"], terminal=True, COLUMNS="100")
     assert TITLE not in validate and "┌" not in validate
+
+
+@pytest.mark.parametrize(("command", "subtitle"), [("server", "server: overseer"), ("worker", "worker: pool default")])
+def test_the_server_and_the_worker_show_it_once_and_obey_the_flag(tmp_path: Path, command: str, subtitle: str) -> None:
+    config = str(tmp_path / "missing.yml")  # each refuses the missing file right after the banner
+    status, out = _run(["--config", config, command], terminal=True, COLUMNS="100", NO_COLOR="1")
+    assert status != 0
+    assert out.count(TITLE) == 1 and subtitle in out
+    _, quiet = _run(["--config", config, command, "--no-banner"], terminal=True, COLUMNS="100")
+    assert TITLE not in quiet

@@ -5,6 +5,7 @@ X-Forwarded-For, the recorded URL and its change rule, the ngrok refusal, and sh
 from __future__ import annotations
 
 import http.client
+import importlib.util
 import os
 import re
 import signal
@@ -249,3 +250,24 @@ def test_a_changed_url_is_refused_unless_accepted_and_ngrok_needs_an_authtoken(p
     )
     assert missing.returncode == 24 and "generate-docs" in missing.stderr
     assert not os.path.exists(project.root / "none")
+
+
+def test_ngrok_without_its_package_and_a_bad_base_url_are_refused_clearly(project: Project, site: Path) -> None:
+    assert importlib.util.find_spec("ngrok") is None  # the package is optional and not installed here
+    project.extra_sections = "Docs_site:\n  Authtoken: CATALOG_NGROK_TOKEN\n"
+    project.write_config()
+    env = project.env(CATALOG_NGROK_TOKEN="not-a-real-token")
+    done = subprocess.run(
+        [ETL_CRAFT, "publish-docs", "--output", str(site)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 3 and "pip install ngrok" in done.stderr and "--local-only" in done.stderr, done.stderr
+    assert "not-a-real-token" not in done.stderr + done.stdout
+    project.extra_sections = "Docs_site:\n  Base_url: ftp://intranet.example.com/catalog?x=1\n"
+    project.write_config()
+    bad = run_cli("--config", str(project.config_path), "publish-docs", "--output", str(site), "--local-only")
+    assert bad.returncode == 3 and "Base_url" in bad.stderr and "http(s)://" in bad.stderr, bad

@@ -15,7 +15,7 @@ from etl_craft.core.actor import current_actor
 from etl_craft.engine.database import EngineDb
 from etl_craft.services.catalog import generate_docs
 from etl_craft.services.context import OperationContext
-from tests.fixtures.project import Project
+from tests.fixtures.project import Project, initialised_project
 
 
 def _statements(project: Project, db: EngineDb, output: Path) -> tuple[int, Any]:
@@ -36,23 +36,9 @@ def _statements(project: Project, db: EngineDb, output: Path) -> tuple[int, Any]
 @pytest.fixture
 def second_project(tmp_path: Path, dialect: str, request: pytest.FixtureRequest) -> Iterator[Project]:
     """A second, independent project on the same dialect (the project fixture gives one)."""
-    from etl_craft.engine.schema import migrations
-    from tests.fixtures import postgres as pg
-
-    root = tmp_path / "second"
-    root.mkdir()
-    if dialect == "postgresql":
-        with pg.throwaway_database(template=request.getfixturevalue("pg_template")) as name:
-            other = Project(root, dialect, name)
-            other.write_config()
-            yield other
-            other.close()
-    else:
-        other = Project(root, dialect)
-        other.write_config()
-        migrations.init_db(other.open_db(create=True))
+    (tmp_path / "second").mkdir()
+    with initialised_project(tmp_path / "second", dialect, request) as other:
         yield other
-        other.close()
 
 
 def test_the_statement_count_does_not_grow_with_pipelines_tasks_or_runs(

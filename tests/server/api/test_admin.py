@@ -92,3 +92,16 @@ def test_worker_health_names_who_runs_attempts(api) -> None:
     doc = answer.json()
     assert (doc["schema"], doc["mode"], doc["workers"]) == ("etl-craft/workers/1", "local", [])
     assert "etl-craft server" in doc["attempts_run_by"]
+
+
+def test_a_taken_name_is_a_conflict_and_an_unprintable_name_bad_input(api) -> None:
+    taken = api.post("/api/v1/tokens", {"name": "viewer-token", "role": "viewer"}, kind="admin")
+    assert taken.status_code == 409, taken.text
+    assert (taken.json()["exit_name"], taken.json()["error"]) == ("USAGE", "NameTakenError")
+    assert "a live token with this name" in taken.json()["message"]
+    user = api.post("/api/v1/users", {"name": "olga", "role": "viewer", "password": "x" * 20}, kind="admin")
+    assert user.status_code == 409 and "a user with this name" in user.json()["message"], user.text
+    for body in ({"name": "tab\there", "role": "viewer"}, {"name": "   ", "role": "viewer"}):
+        assert api.post("/api/v1/tokens", body, kind="admin").status_code == 422
+    past = api.post("/api/v1/tokens", {"name": "dated", "role": "viewer", "expires": "2001-01-01"}, kind="admin")
+    assert past.status_code == 422 and "expires = '2001-01-01'" in past.json()["message"], past.text

@@ -76,3 +76,27 @@ def test_unknown_ids_are_404_naming_the_id(api) -> None:
         assert response.status_code == 404, response.text
         assert response.json()["exit_name"] == "RESOURCE_NOT_FOUND"
         assert response.json()["message"].startswith(named)
+
+
+def test_the_commands_print_text_for_people(fresh_api, capsys) -> None:
+    from etl_craft.cli.main import main
+
+    api = fresh_api
+    run_id, task_run_id, attempt_id = _finished_run(api)
+    config = ["--config", str(api.project.config_path)]
+    capsys.readouterr()
+    assert main(["task-run", "--task-run-id", str(task_run_id), *config]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith(f"extract: task_run_id={task_run_id} SUCCESS attempts=1")
+    assert lines[2].split("\t")[:3] == ["ATTEMPT_ID", "NUMBER", "STATUS"]
+    assert lines[3].split("\t")[:3] == [str(attempt_id), "1", "SUCCESS"]
+    assert main(["attempt", "--attempt-id", str(attempt_id), *config]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert (
+        first == f"sales.extract: attempt_id={attempt_id} (attempt 1 of task run {task_run_id}, run {run_id}) SUCCESS"
+    )
+    whole = api.cli("attempt-log", "--attempt-id", str(attempt_id))["text"]
+    assert main(["attempt-log", "--attempt-id", str(attempt_id), "--limit", "5", *config]) == 0
+    out = capsys.readouterr()
+    assert out.out == whole.encode()[:5].decode() + "\n"
+    assert out.err.strip() == "(more: read on with --offset 5)"

@@ -18,6 +18,21 @@ def test_the_committed_description_is_current() -> None:
     assert COMMITTED.read_text(encoding="utf-8") == openapi_text(), "run python -m tools.generate_openapi"
 
 
+@pytest.mark.unit
+def test_every_request_body_shows_an_example_it_accepts() -> None:
+    """Each body's example is in the description, and the body's own model accepts it."""
+    from etl_craft_server.api import bodies
+
+    schemas = json.loads(COMMITTED.read_text(encoding="utf-8"))["components"]["schemas"]
+    models = [m for m in vars(bodies).values() if isinstance(m, type) and issubclass(m, bodies._Body)]
+    assert len(models) > 5
+    for model in models:
+        if model is bodies._Body:
+            continue
+        [example] = schemas[model.__name__]["examples"]
+        model.model_validate(example)
+
+
 @pytest.mark.sqlite
 def test_the_served_description_is_the_committed_one(api) -> None:
     served = api.client.get("/api/v1/openapi.json")
@@ -32,3 +47,14 @@ def test_every_operation_names_its_minimum_role_and_document() -> None:
         description = paths[endpoint.path][endpoint.method.lower()]["description"]
         assert f"Minimum role: **{endpoint.role.value}**" in description
         assert f"etl-craft/{endpoint.kind}/1" in description
+
+
+@pytest.mark.unit
+def test_links_name_operations_that_exist() -> None:
+    """A created run links to the operations on it (schemathesis follows them in its stateful phase)."""
+    paths = json.loads(COMMITTED.read_text(encoding="utf-8"))["paths"]
+    operations = {op["operationId"] for methods in paths.values() for op in methods.values()}
+    assert len(operations) == len(ENDPOINTS)
+    links = paths["/api/v1/projects/{project}/pipelines/{pipeline_code}/runs"]["post"]["responses"]["200"]["links"]
+    assert {"run_detail", "cancel_run", "mark"} <= set(links)
+    assert {link["operationId"] for link in links.values()} <= operations

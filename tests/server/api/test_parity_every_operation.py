@@ -4,11 +4,15 @@ once through the CLI from an equivalent state, returns the same document but for
 (new ids, times, the actor's name, the new row's name), which is replaced before comparing.
 
 The two endpoints without a command (`health` and `workers`) are compared with nothing: they say so.
+No answer (but the new token's value in the answer to creating it) and no log record carries a
+token, a password or a sensitive task parameter's value.
 """
 
 from __future__ import annotations
 
 import io
+import json
+import logging
 import re
 import sys
 from collections.abc import Callable
@@ -17,6 +21,7 @@ from typing import Any
 import pytest
 
 from etl_craft_server.api.routes import ENDPOINTS
+from tests.server.api.conftest import SECRET
 
 P = "/api/v1/projects/default"
 T = "/api/v1/projects/{project}"  # the paths as ENDPOINTS names them
@@ -177,7 +182,7 @@ def admin_writes(api, monkeypatch) -> dict[tuple[str, str], Pair]:  # type: igno
     token_b = api.cli("token", "create", "--name", "p-cli", "--role", "viewer", "--expires", "30d")
     revoke_a = _ok(api.post("/api/v1/tokens/revoke", {"name": "p-api"}, kind="admin"))
     revoke_b = api.cli("token", "revoke", "--name", "p-cli")
-    password = "a passphrase of parity"
+    password = PASSWORD
     user = {"role": "viewer", "password": password}
     user_a = _ok(api.post("/api/v1/users", {"name": "u-api", **user}, kind="admin"))
     user_b = _user_cli(api, monkeypatch, password, "create", "--name", "u-cli", "--role", "viewer")
@@ -195,15 +200,24 @@ def admin_writes(api, monkeypatch) -> dict[tuple[str, str], Pair]:  # type: igno
 
 
 GROUPS: list[Callable[..., dict[tuple[str, str], Pair]]] = [reads, pipeline_writes, run_writes, admin_writes]
+PASSWORD = "a passphrase of parity"
 NAMES = ("operator-token", "admin-token", "p-api", "p-cli", "u-api", "u-cli", "api-1", "cli-1")
 
 
-def test_every_endpoint_returns_its_commands_document(fresh_api, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_endpoint_returns_its_commands_document(
+    fresh_api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     api = fresh_api
     monkeypatch.setenv("ETL_CRAFT_ACTOR", "parity-cli")
+    caplog.set_level(logging.DEBUG)
     pairs: dict[tuple[str, str], Pair] = {}
     for group in GROUPS:
         pairs.update(group(api, monkeypatch))
+    secrets = [SECRET, PASSWORD, PASSWORD + "!", *api.tokens.values()]
+    for (method, path), (over_api, _by_cli) in pairs.items():
+        shown = json.dumps(over_api, ensure_ascii=False)
+        assert not [s for s in secrets if s in shown], f"{method} {path} shows a secret"
+    assert not [s for s in secrets if s in caplog.text], "a log record carries a secret"
     assert set(pairs) | NO_COMMAND == {(e.method, e.path) for e in ENDPOINTS}
     names = (*NAMES, "parity-cli")
     for (method, path), (over_api, by_cli) in pairs.items():

@@ -6,6 +6,7 @@ import argparse
 import logging
 from collections.abc import Callable
 
+from etl_craft.cli.banner import add_banner_flag, show_banner
 from etl_craft.cli.framework import Command
 
 log = logging.getLogger("etl_craft.worker")
@@ -34,6 +35,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         default=300,
         help="on SIGTERM, how long it waits for its attempts before it stops them (default: 300)",
     )
+    add_banner_flag(parser)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -53,6 +55,7 @@ def _serve(args: argparse.Namespace) -> int:
             expected="at least one slot",
             remedy="give the worker a slot of at least one kind",
         )
+    show_banner(args, f"worker: pool {args.pool}")
     ctx = open_context(args.config, require_schema=False, ping=False)
     try:
         refuse_unless_queue(ctx.db)

@@ -99,6 +99,10 @@ class UsageError(EtlCraftError):
     retryable = False
 
 
+class NameTakenError(UsageError):
+    """A new token or user named as a live one is: a usage error to the CLI, a conflict (409) to the API."""
+
+
 class ConfigurationError(EtlCraftError):
     exit_code = ExitCode.CONFIGURATION
     retryable = False

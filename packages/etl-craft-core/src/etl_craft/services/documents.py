@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from datetime import date, datetime
 from decimal import Decimal
@@ -13,11 +14,21 @@ from typing import Any
 from etl_craft.core.clock import iso
 from etl_craft.core.text import json_printable
 
+_AS_IS = frozenset({str, int, float, bool})
+
+
+@functools.cache
+def _shown_fields(cls: type) -> tuple[str, ...]:
+    """A view class's fields that documents show (every API listing serializes thousands of them)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.repr)
+
 
 def plain(value: Any) -> Any:
     """JSON-ready form of a view: dataclasses as objects, enums as values, times as ISO 8601."""
+    if value is None or type(value) in _AS_IS:  # most leaves: answered before the slower checks
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.repr}
+        return {name: plain(getattr(value, name)) for name in _shown_fields(type(value))}
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, datetime | date):

@@ -73,23 +73,38 @@ def project_scope(project: Annotated[str, Path(max_length=CODE_LIMIT)]) -> str:
     return project
 
 
-def endpoint(method: str, path: str, role: ApiRole, kind: str, summary: str) -> Callable[[Callable[..., Any]], Any]:
-    """Register a route and its row of ENDPOINTS."""
+def run_links(*operations: str) -> dict[str, Any]:
+    """OpenAPI links from an answer naming a run (`run.pipeline_run_id`) to the operations on that run,
+    so a stateful client (schemathesis) follows a created run instead of guessing ids."""
+    parameters = {
+        "project": "$request.path.project",
+        "pipeline_code": "$request.path.pipeline_code",
+        "run_id": "$response.body#/run/pipeline_run_id",
+    }
+    return {operation: {"operationId": operation, "parameters": parameters} for operation in operations}
+
+
+def endpoint(
+    method: str, path: str, role: ApiRole, kind: str, summary: str, links: dict[str, Any] | None = None
+) -> Callable[[Callable[..., Any]], Any]:
+    """Register a route and its row of ENDPOINTS; its operationId is the function's name."""
 
     scoped = not path.startswith("/api/v1/")
     full_path = PROJECT_PATH + path if scoped else path
+    ok: dict[str, Any] = {"description": f"an etl-craft/{kind}/1 document", **({"links": links} if links else {})}
 
     def register(function: Callable[..., Any]) -> Any:
         ENDPOINTS.append(Endpoint(method, full_path, role, kind, summary))
         return router.api_route(
             full_path,
             methods=[method],
+            operation_id=function.__name__,
             summary=summary,
             description=f"{function.__doc__ or summary}\n\nMinimum role: **{role.value}**. "
             f"Returns the `etl-craft/{kind}/1` document.",
             response_class=JSONResponse,
             dependencies=[Depends(project_scope)] if scoped else [],
-            responses={200: {"description": f"an etl-craft/{kind}/1 document"}, **ERROR_RESPONSES},
+            responses={200: ok, **ERROR_RESPONSES},
         )(function)
 
     return register

@@ -29,6 +29,7 @@ STATUS_BY_ERROR: tuple[tuple[type[e.EtlCraftError], int], ...] = (
     (e.UnknownCodeError, 404),
     (e.ResourceNotFoundError, 404),
     (e.UnknownTaskError, 404),
+    (e.NameTakenError, 409),
     (e.UsageError, 400),
     (e.StaleTransitionError, 409),
     (e.RunStateError, 409),

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from etl_craft.core.actor import MAX_ACTOR_LENGTH, Actor
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import ActorKind, ApiRole
-from etl_craft.core.errors import ExitCode, ResourceNotFoundError, UsageError
+from etl_craft.core.errors import ExitCode, NameTakenError, ResourceNotFoundError, UsageError
 from etl_craft.core.text import has_control
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.reads import api_tokens as token_reads
@@ -26,7 +26,8 @@ from etl_craft.engine.records.actions import record_request
 from etl_craft.services.context import OperationContext
 
 TOKEN_PREFIX = "ecft_"  # makes a leaked token easy to recognise (secret scanners, logs)
-_DURATION = re.compile(r"([1-9][0-9]{0,4})([dhm])")
+DURATION_PATTERN = r"([1-9][0-9]{0,4})([dhm])"  # the API states it in its description
+_DURATION = re.compile(DURATION_PATTERN)
 _UNITS = {"d": "days", "h": "hours", "m": "minutes"}
 
 
@@ -129,7 +130,7 @@ def create_token(ctx: OperationContext, name: str, role: str, expires: str | Non
     with ctx.db.read() as conn:
         live = [t for t in token_reads.api_tokens(conn) if t.name == name and t.revoked_at is None]
     if live:
-        raise UsageError(
+        raise NameTakenError(
             f"API token {name!r}",
             found=f"a live token with this name (id {live[0].token_id})",
             expected="a name no live token has",

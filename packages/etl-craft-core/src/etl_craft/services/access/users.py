@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from etl_craft.core.actor import MAX_ACTOR_LENGTH, Actor
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import ActorKind, ApiRole
-from etl_craft.core.errors import ResourceNotFoundError, UsageError
+from etl_craft.core.errors import NameTakenError, ResourceNotFoundError, UsageError
 from etl_craft.core.text import has_control
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.reads.users import user_by_name
@@ -79,7 +79,7 @@ def create_user(ctx: OperationContext, name: str, role: str, password: str) -> U
     check_password(password)
     with ctx.db.read() as conn:
         if user_by_name(conn, name) is not None:
-            raise UsageError(
+            raise NameTakenError(
                 f"user {name!r}",
                 found="a user with this name",
                 expected="a new name",

@@ -60,7 +60,7 @@ def _ngrok_tunnel(ctx: OperationContext, port: int) -> Any:
             "publish-docs through ngrok",
             found="the ngrok Python package is not installed",
             expected="the ngrok package beside etl-craft",
-            remedy="pip install ngrok, or serve without it: --local-only",
+            remedy="install the ngrok package (pip install ngrok), or serve without it: --local-only",
         ) from None
     options: dict[str, Any] = {"authtoken": ctx.config.secret(site.authtoken_var)}
     if site.domain:

@@ -24,7 +24,7 @@ MARKER = ".etl-craft-catalog"
 MANIFEST = "manifest.json"
 _TEMPLATES = resources.files(__package__) / "templates"
 _STATIC = ("style.css", "search.js")
-_BRAND = ("logo.svg", "favicon.svg", "favicon-32.png")
+_BRAND = ("logo.svg", "logo-dark.svg", "favicon.svg", "favicon-32.png")
 
 
 @dataclass(frozen=True)

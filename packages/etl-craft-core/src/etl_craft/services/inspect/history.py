@@ -44,7 +44,7 @@ class InterventionView:
 
     @classmethod
     def of(cls, row: InterventionRow) -> InterventionView:
-        return cls(**dataclasses.asdict(row))
+        return cls(**{f.name: getattr(row, f.name) for f in dataclasses.fields(row)})  # asdict deep-copies
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from etl_craft.core.enums import ApiRole
 from etl_craft_server.api.bodies import BackfillBody, CreateRunBody, MarkBody, ReasonBody, RepairBody, RerunBody
-from etl_craft_server.api.endpoints import Code, Operator, RunId, endpoint, respond
+from etl_craft_server.api.endpoints import Code, Operator, RunId, endpoint, respond, run_links
 
 
 def _pause(verb: Literal["pause", "resume"]) -> Callable[..., JSONResponse]:
@@ -33,7 +33,12 @@ endpoint(
 
 
 @endpoint(
-    "POST", "/pipelines/{pipeline_code}/runs", ApiRole.OPERATOR, "operation", "create a run (etl-craft run --init-only)"
+    "POST",
+    "/pipelines/{pipeline_code}/runs",
+    ApiRole.OPERATOR,
+    "operation",
+    "create a run (etl-craft run --init-only)",
+    links=run_links("run_detail", "run_steps", "cancel_run", "mark", "repair"),
 )
 def create_run(request: Request, bearer: Operator, pipeline_code: Code, body: CreateRunBody) -> JSONResponse:
     """The run passes its pipeline gates and is left IN-PROGRESS for the overseer (`etl-craft server`),
