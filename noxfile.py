@@ -69,6 +69,27 @@ def tests_snowflake(session: nox.Session) -> None:
 
 
 @nox.session
+def tests_databricks(session: nox.Session) -> None:
+    """The Databricks proof (left out of a plain pytest run): the compliance scenarios on the DuckDB
+    emulation, then one local Spark session (Java from Debian's openjdk-17-jre-headless, pyspark from the
+    `spark` group) that parses every statement they sent and runs the ones plain Spark tables can run.
+    One process, so Spark starts once and sees the statements the scenarios recorded."""
+    uv_run(
+        session,
+        "--group",
+        "spark",
+        "pytest",
+        "tests/warehouses/compliance",
+        "tests/warehouses/spark",
+        "-m",
+        "warehouse_databricks or databricks_spark",
+        "-n",
+        "0",
+        *session.posargs,
+    )
+
+
+@nox.session
 def chaos(session: nox.Session) -> None:
     """The crash and race scenarios (left out of a plain pytest run), repeated (CHAOS_ITERATIONS, default
     20) on both Engine DBs. .ci/run runs them once per build."""
@@ -89,8 +110,19 @@ def chaos(session: nox.Session) -> None:
 @nox.session
 def browser(session: nox.Session) -> None:
     """The web UI in Debian's chromium through Playwright (left out of a plain pytest run; never a
-    downloaded browser): the acceptance flows, the axe-style check, and release/screenshots/."""
-    uv_run(session, "pytest", "tests/server/ui/test_browser.py", "-m", "browser", "-n", "0", *session.posargs)
+    downloaded browser): the UI's acceptance flows and axe-style check, every catalog page and link,
+    and release/screenshots/."""
+    uv_run(
+        session,
+        "pytest",
+        "tests/server/ui/test_browser.py",
+        "tests/core/catalog/test_catalog_browser.py",
+        "-m",
+        "browser",
+        "-n",
+        "0",
+        *session.posargs,
+    )
 
 
 @nox.session

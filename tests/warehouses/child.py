@@ -15,6 +15,9 @@ from etl_craft.handlers.context import TaskContext
 
 
 def run_sql_task(config_path: str, fields: dict[str, Any], results: Any) -> None:
+    from tests.fixtures import emulation
+
+    emulation.install()
     config = load_config(Path(config_path), dict(os.environ))
     db = open_engine_db(config, pooled=False)
     from etl_craft.handlers import sql

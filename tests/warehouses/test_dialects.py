@@ -58,8 +58,10 @@ def test_capabilities_are_declared_as_class_attributes() -> None:
 
 
 def test_an_unknown_warehouse_or_table_format_is_refused_naming_the_supported_ones(tmp_path: Path) -> None:
-    with pytest.raises(ConfigurationError, match=r"warehouse 'trino' is not supported.*duckdb \(jdbc:duckdb:<file>\)"):
-        config(tmp_path, "Warehouse:\n  jdbc_url: jdbc:trino://h:8080/c/s\n")
+    with pytest.raises(
+        ConfigurationError, match=r"warehouse 'sqlserver' is not supported.*duckdb \(jdbc:duckdb:<file>\)"
+    ):
+        config(tmp_path, "Warehouse:\n  jdbc_url: jdbc:sqlserver://h:1433\n")
     with pytest.raises(ConfigurationError, match=r"iceberg is not available on a DuckDB warehouse"):
         config(tmp_path, "Warehouse:\n  jdbc_url: jdbc:duckdb:warehouse.duckdb\n  Table_format: iceberg\n")
     base = config(tmp_path, "Warehouse:\n  jdbc_url: jdbc:duckdb:warehouse.duckdb\n")

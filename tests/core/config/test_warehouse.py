@@ -41,8 +41,7 @@ def test_duckdb_file_stem_must_be_an_identifier(project):
 @pytest.mark.parametrize(
     ("url", "kind"),
     [
-        ("jdbc:trino://trino:8080/iceberg/sales", "trino"),
-        ("jdbc:databricks://host:443/default", "databricks"),
+        ("jdbc:sqlserver://host:1433", "sqlserver"),
     ],
 )
 def test_unsupported_warehouses_are_refused_naming_the_supported(project, url, kind):
@@ -52,8 +51,8 @@ def test_unsupported_warehouses_are_refused_naming_the_supported(project, url, k
 
 
 def test_an_unsupported_warehouse_name_is_refused(project):
-    message = project.refuse(warehouse("Name: Trino\njdbc_url: jdbc:duckdb:w.duckdb"))
-    assert "Warehouse.Name (line 6): Trino is not supported in this release" in message
+    message = project.refuse(warehouse("Name: Oracle\njdbc_url: jdbc:duckdb:w.duckdb"))
+    assert "Warehouse.Name (line 6): Oracle is not supported in this release" in message
 
 
 def test_name_must_match_the_warehouse_url(project):

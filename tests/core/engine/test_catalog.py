@@ -18,6 +18,17 @@ from etl_craft.engine.schema import migrations
 from tests.fixtures.catalog import Table, postgres_functions, read_catalog
 
 SPEC = json.loads((Path(__file__).parent / "engine_db_schema.json").read_text())
+# Columns the plan adds to documented tables, after the documented ones, in this order.
+# AUD_TASK_ATTEMPTS: the queue and its pools (S5.C; ENGINE migration 0006).
+EXTRA_COLUMNS = {
+    "AUD_TASK_ATTEMPTS": [
+        {"name": "POOL", "type": "VARCHAR", "nullable": True, "default": None, "allowed": None},
+        {"name": "SLOT_KIND", "type": "VARCHAR", "nullable": True, "default": None, "allowed": None},
+        {"name": "PRIORITY", "type": "INT", "nullable": False, "default": "0", "allowed": None},
+    ],
+}
+for _table in SPEC:
+    _table["columns"] = _table["columns"] + EXTRA_COLUMNS.get(_table["name"], [])
 
 PG_TYPES = {
     "BIGINT": "bigint",
@@ -50,8 +61,8 @@ SQLITE_DEFAULTS = {
 
 # Tables etl-craft adds beyond the reference, created after the documented ones, in this order.
 # AUD_ALERT_DELIVERIES: one row per alert channel delivery (S7.D); CFG_USERS: people of the API (S7.B);
-# AUD_UI_SESSIONS: the web UI's sign-in sessions (S7.B).
-EXTRA_TABLES = ("AUD_ALERT_DELIVERIES", "CFG_USERS", "AUD_UI_SESSIONS")
+# AUD_WORKERS: the workers of the PostgreSQL queue (S5.C); AUD_UI_SESSIONS: the web UI's sign-in sessions (S7.B).
+EXTRA_TABLES = ("AUD_ALERT_DELIVERIES", "CFG_USERS", "AUD_WORKERS", "AUD_UI_SESSIONS")
 
 PRIMARY_KEYS = {
     "CFG_PIPELINES": ("PIPELINE_ID",),
@@ -82,6 +93,7 @@ PRIMARY_KEYS = {
     "CFG_API_TOKENS": ("TOKEN_ID",),
     "AUD_ALERT_DELIVERIES": ("ALERT_DELIVERY_ID",),
     "CFG_USERS": ("USER_ID",),
+    "AUD_WORKERS": ("WORKER_ID",),
     "AUD_UI_SESSIONS": ("SESSION_ID",),
 }
 # Keys that are not generated: the tracker is keyed by its task, migrations by file.

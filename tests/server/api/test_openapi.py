@@ -32,3 +32,14 @@ def test_every_operation_names_its_minimum_role_and_document() -> None:
         description = paths[endpoint.path][endpoint.method.lower()]["description"]
         assert f"Minimum role: **{endpoint.role.value}**" in description
         assert f"etl-craft/{endpoint.kind}/1" in description
+
+
+@pytest.mark.unit
+def test_links_name_operations_that_exist() -> None:
+    """A created run links to the operations on it (schemathesis follows them in its stateful phase)."""
+    paths = json.loads(COMMITTED.read_text(encoding="utf-8"))["paths"]
+    operations = {op["operationId"] for methods in paths.values() for op in methods.values()}
+    assert len(operations) == len(ENDPOINTS)
+    links = paths["/api/v1/projects/{project}/pipelines/{pipeline_code}/runs"]["post"]["responses"]["200"]["links"]
+    assert {"run_detail", "cancel_run", "mark"} <= set(links)
+    assert {link["operationId"] for link in links.values()} <= operations

@@ -589,6 +589,7 @@ def test_sql_file_and_tokens(sqlp: SqlProject) -> None:
         sqlp.run_sql("create", {**task, "RUN_DATE_SUBSTITUTION": "false"})
 
 
+@pytest.mark.requires("driver")
 def test_the_script_engine_reads_the_warehouse(sqlp: SqlProject) -> None:
     """task.warehouse()'s SQLAlchemy engine (snowflake-sqlalchemy on Snowflake) reaches the same tables."""
     import sqlalchemy as sa

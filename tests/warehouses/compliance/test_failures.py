@@ -70,6 +70,47 @@ def test_b37_w5_a_failed_create_table_keeps_the_old_table(sqlp: SqlProject, monk
     assert [c for c, _ in wh.columns("t")][:3] == ["id", "name", "amount"]
 
 
+@pytest.mark.parametrize("action", ["OVERWRITE_TABLE", "SCD1_MERGE", "SCD2_MERGE", "APPEND_TABLE"])
+def test_s3g3_a_crash_after_the_writes_leaves_the_old_or_the_new_rows(
+    sqlp: SqlProject, monkeypatch: pytest.MonkeyPatch, action: str
+) -> None:
+    """A crash after the action's writes, before its commit: a warehouse whose statements share one
+    transaction keeps the old rows; one whose statements commit as they run has the new rows whole."""
+    wh = sqlp.warehouse
+    target = wh.table("t")
+    setup = "SCD2_MERGE" if action == "SCD2_MERGE" else action
+    sqlp.run_sql(
+        "setup",
+        params(
+            SQL_ACTION="SETUP_TABLE", TARGET_OBJECT=target, SETUP_FOR=setup,
+            SOURCE_SQL="SELECT CAST(1 AS INTEGER) AS id, CAST('a' AS VARCHAR(20)) AS name",
+        ),
+    )  # fmt: skip
+    keyed = {"MERGE_KEY": "id", "MERGE_COMPARE_COLUMNS": "name"} if "MERGE" in action else {}
+    task = params(SQL_ACTION=action, TARGET_OBJECT=target, **keyed)
+    old = "SELECT CAST(1 AS INTEGER) AS id, CAST('a' AS VARCHAR(20)) AS name UNION ALL SELECT 2, 'b'"
+    new = "SELECT CAST(2 AS INTEGER) AS id, CAST('B' AS VARCHAR(20)) AS name UNION ALL SELECT 3, 'c'"
+    sqlp.run_sql("load", {**task, "SOURCE_SQL": old})
+    before = wh.contents("t", "id, name, row_id")
+    sqlp.new_run()
+    monkeypatch.setenv("ETL_CRAFT_FAULT", "sql.after_write")
+    with pytest.raises(InjectedFault):
+        sqlp.run_sql("load", {**task, "SOURCE_SQL": new})
+    monkeypatch.delenv("ETL_CRAFT_FAULT")
+    new_rows = {
+        "OVERWRITE_TABLE": [(2, "B", 1), (3, "c", 2)],
+        "APPEND_TABLE": [(1, "a", 1), (2, "B", 3), (2, "b", 2), (3, "c", 4)],
+        "SCD1_MERGE": [(1, "a", 1), (2, "B", 2), (3, "c", 3)],
+        "SCD2_MERGE": [(1, "a", 1), (2, "B", 3), (2, "b", 2), (3, "c", 4)],
+    }[action]
+    found = wh.contents("t", "id, name, row_id")
+    # Old where the action's writes share its one transaction; new where they committed as they ran
+    # (Trino's statements, Snowflake's DROP of the stage, which commits the DML before it).
+    assert found in (before, new_rows)
+    if load_dialect(sqlp.config).transactional and found == new_rows:
+        assert load_dialect(sqlp.config).replace_strategy == "create_or_replace"  # DDL that commits
+
+
 @pytest.mark.smoke
 @pytest.mark.requires("check_constraints")
 def test_a_warehouse_error_mid_overwrite_keeps_the_old_rows(sqlp: SqlProject) -> None:
@@ -142,6 +183,7 @@ def test_w4_an_append_that_failed_after_committing_is_retried_once(
     assert (empty_retry.counts.deleted, empty_retry.counts.inserted, empty_retry.counts.target) == (2, 0, 4)
 
 
+@pytest.mark.requires("processes")
 def test_b38_two_concurrent_appends_never_repeat_a_row_id(sqlp: SqlProject) -> None:
     wh = sqlp.warehouse
     target = wh.table("events")

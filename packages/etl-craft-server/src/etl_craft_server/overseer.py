@@ -38,12 +38,15 @@ from etl_craft.engine.transitions import EVENTS_CHANNEL
 from etl_craft.execution.alert_channels import notify
 from etl_craft.execution.alert_channels.notify import gate_wait_hook
 from etl_craft.execution.gates.admission import PipelineAdmission, admit_lock
+from etl_craft.execution.pools.choice import Pools
+from etl_craft.execution.pools.interface import SlotKind
+from etl_craft.execution.pools.local import local_pool
 from etl_craft.execution.processes.identity import OwnerId
-from etl_craft.execution.processes.local_provider import LocalProvider
 from etl_craft.execution.run_loop.leases import lease_until
 from etl_craft.execution.run_loop.reconcile import LostAttempt, reconcile
 from etl_craft.execution.run_loop.signals import StopSignals
 from etl_craft.execution.run_loop.supervisor import RunSupervisor
+from etl_craft_server.daily_purge import DailyPurge
 from etl_craft_server.events import Events
 from etl_craft_server.metadata_cache import MetadataCache
 from etl_craft_server.schedule_clock import ScheduleClock
@@ -72,6 +75,7 @@ class _Supervised:
     pipeline_id: int
     wake_at: float = 0.0  # monotonic
     starved_since: float | None = None  # monotonic: since when ready work waits for a free process
+    starved_kinds: frozenset[SlotKind] = frozenset()  # the slot kinds it waits for
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,10 @@ class Overseer:
         self.listener = db.dialect.listener(db, EVENTS_CHANNEL)
         self.sweep_seconds = db.dialect.sweep_seconds
         self.metadata = MetadataCache(db, self.schedules)
+        # One pool for every run; its fork server preloads every handler, whatever runs first.
+        self.pool = local_pool(config, db.dialect, Handler)
+        self.pools = Pools(db, self.pool)  # and the queue pools its tasks' POOL parameters name
+        self.daily_purge = DailyPurge(db, config, self.actor, clock.now())
         self.held: dict[int, _Held] = {}
         self.supervised: dict[int, _Supervised] = {}
         self._last_reconcile = float("-inf")
@@ -116,8 +124,6 @@ class Overseer:
 
     def serve(self) -> None:
         """Until a signal stops it: every pass, then a wait for the next thing to do."""
-        # The fork server preloads every handler, whatever runs first.
-        LocalProvider(self.config.path, self.db.dialect, Handler)
         try:
             while True:
                 if self.signals.reason is not None and self._stop_at is None:
@@ -160,7 +166,9 @@ class Overseer:
                 self._reconcile()
             self.metadata.refresh()
             self._answered()  # the metadata version was read: the Engine DB answers
-            self.schedules.create_due(self.clock.now())
+            now = self.clock.now()
+            self.schedules.create_due(now)
+            self.daily_purge.start_if_due(now)
             self._admit_and_take_over(events)
         self._supervise(events)
 
@@ -169,7 +177,7 @@ class Overseer:
         timeout = LOOP_SECONDS
         for supervised in self.supervised.values():
             timeout = min(timeout, supervised.wake_at - now)
-        if self._pool_free() > 0 and any(s.starved_since is not None for s in self.supervised.values()):
+        if any(self._has_room_for(s) for s in self.supervised.values()):
             timeout = 0.0  # processes freed up after the waiting runs had their turn: serve them now
         wall = utc_now()
         for held in self.held.values():
@@ -181,8 +189,7 @@ class Overseer:
         listening = self.listener.fileno() if self.listener is not None else None
         if listening is not None:
             extra.append(listening)
-        children = [c for s in self.supervised.values() for c in s.supervisor.processes.children.values()]
-        LocalProvider.wait(children, extra, max(0.0, timeout))
+        self.pool.wait(extra, max(0.0, timeout))
         self.signals.drain()
 
     # --- what the Engine DB holds -------------------------------------------------------------------
@@ -367,6 +374,7 @@ class Overseer:
             owner=self.owner,
             actor=self.actor,
             signals=self.signals,
+            pools=self.pools,
             progress=log.info,
             log_level=self.log_level,
             fences_lost_attempts=False,  # _reconcile does it for every run at once
@@ -376,9 +384,15 @@ class Overseer:
     # --- supervision --------------------------------------------------------------------------------
 
     def _pool_free(self) -> int:
-        """Attempts this overseer may still start: Orchestration.Max_parallel_tasks across all its runs."""
-        live = sum(s.supervisor.live_attempts for s in self.supervised.values())
-        return self.config.orchestration.max_parallel_tasks - live
+        """Attempts the pool may still start, all slot kinds together (each start checks its kind)."""
+        return sum(self.pool.capacity().free.values())
+
+    def _has_room_for(self, supervised: _Supervised) -> bool:
+        """Whether a run waiting for the pool could start something now: a slot of a kind it waits for is free."""
+        if supervised.starved_since is None:
+            return False
+        free = self.pool.capacity()
+        return any(free.has_room(kind) for kind in supervised.starved_kinds)
 
     def _supervise(self, events: Events) -> None:
         """Step every run with something to do, then give free processes to the runs waiting longest.
@@ -391,37 +405,38 @@ class Overseer:
         free = self._pool_free()
         queued = any(s.starved_since is not None for s in self.supervised.values())
         for run_id, supervised in list(self.supervised.items()):
-            woken = events.wake(run_id, supervised.pipeline_id, supervised.supervisor.processes.children)
+            woken = events.wake(run_id, supervised.pipeline_id, supervised.supervisor.processes.local_attempts())
             # A run waiting for a process has nothing to do until its turn comes (below) or it is
             # woken, unless every process is taken: then sweeps find the attempts that ended unseen.
             swept = time.monotonic() >= supervised.wake_at and (supervised.starved_since is None or free <= 0)
             if woken or supervised.supervisor.processes.ended() or swept:
-                free -= self._step_run(run_id, supervised, dispatch, 0 if queued else free)
+                self._step_run(run_id, supervised, dispatch, 0 if queued else free)
+                free = self._pool_free()
                 queued = queued or supervised.starved_since is not None
         waiting = sorted(
             ((s.starved_since, run_id) for run_id, s in self.supervised.items() if s.starved_since is not None)
         )
         for _since, run_id in waiting:
+            free = self._pool_free()
             if free <= 0:
                 break
-            free -= self._step_run(run_id, self.supervised[run_id], dispatch, free)
+            if self._has_room_for(self.supervised[run_id]):
+                self._step_run(run_id, self.supervised[run_id], dispatch, free)
 
-    def _step_run(self, run_id: int, supervised: _Supervised, dispatch: bool, pool_free: int) -> int:
-        """Step one run; returns how many processes it took from the pool (negative: gave back)."""
+    def _step_run(self, run_id: int, supervised: _Supervised, dispatch: bool, pool_free: int) -> None:
+        """Step one run, starting at most `pool_free` attempts."""
         supervisor = supervised.supervisor
-        before = supervisor.live_attempts
         ended = supervisor.step(dispatch=dispatch, pool_free=max(0, pool_free))
-        taken = supervisor.live_attempts - before
         if ended is not None:
             del self.supervised[run_id]
             log.info("%s: pipeline_run_id=%s %s %s", supervisor.graph.code, run_id, ended.run_status, ended.message)
-            return taken
+            return
         if not supervisor.pool_starved:
             supervised.starved_since = None
         elif supervised.starved_since is None:
             supervised.starved_since = time.monotonic()
+        supervised.starved_kinds = frozenset(supervisor.starved_kinds)
         supervised.wake_at = time.monotonic() + supervisor.next_wake(self.sweep_seconds)
-        return taken
 
     # --- shutdown -----------------------------------------------------------------------------------
 

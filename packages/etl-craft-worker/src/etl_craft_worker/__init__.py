@@ -1,4 +1,5 @@
-"""The etl-craft worker agent: claims task attempts from the PostgreSQL queue."""
+"""The etl-craft worker agent (`etl-craft worker`): claims task attempts of a pool from the PostgreSQL
+queue and runs each in its own task process (agent.py), after registration.py checked the Engine DB."""
 
 from __future__ import annotations
 

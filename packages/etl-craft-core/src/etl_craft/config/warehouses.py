@@ -26,8 +26,8 @@ ENTRY_POINT_GROUP = "etl_craft.warehouses"
 SECTION_KEYS = ("Profile", "Name", "Table_format", "jdbc_url", "schema")
 
 _FIELD_HINT = (
-    "no installed warehouse reads it (Databricks will, in a later release; Snowflake's database is the"
-    " URL's db= setting)"
+    "no installed warehouse reads it (the catalog is the URL's path on Trino and Databricks; Snowflake's"
+    " database is the URL's db= setting)"
 )
 _HINTS = {**AUTH_HINTS, "database": _FIELD_HINT, "catalog": _FIELD_HINT}
 

@@ -16,7 +16,14 @@ from etl_craft.execution.graph import TaskNode
 
 MAX_RETRY_DELAY_SECONDS = 3600
 # Parameters every task may carry, whatever its handler (DOCUMENTATION is prose for the catalog).
-COMMON_PARAMETERS = ("TASK_TIMEOUT_SECONDS", "RETRIES", "RETRY_DELAY_SECONDS", "RETRY_BACKOFF", "DOCUMENTATION")
+COMMON_PARAMETERS = (
+    "TASK_TIMEOUT_SECONDS",
+    "RETRIES",
+    "RETRY_DELAY_SECONDS",
+    "RETRY_BACKOFF",
+    "DOCUMENTATION",
+    "POOL",  # where its attempts run (execution.pools.choice)
+)
 
 
 @dataclass(frozen=True)

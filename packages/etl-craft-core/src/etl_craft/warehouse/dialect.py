@@ -69,6 +69,12 @@ class WarehouseDialect:
     # transaction, where DDL is transactional) or "create_or_replace" (one CREATE OR REPLACE TABLE ...
     # AS SELECT, atomic on warehouses whose DDL commits the open transaction).
     replace_strategy: ClassVar[str] = "transaction"
+    # Whether several writing statements can share one transaction. Where they cannot (Trino's
+    # Iceberg connector commits each statement), OVERWRITE_TABLE publishes with one CREATE OR
+    # REPLACE TABLE ... AS SELECT too, so a failure leaves the old rows or the new, never none.
+    transactional: ClassVar[bool] = True
+    # Whether updates from a stage are a MERGE (Trino, Databricks: no UPDATE ... FROM there).
+    update_with_merge: ClassVar[bool] = False
     # Functions that change state, refused in an author's SELECT before it runs: for warehouses that
     # can't run a statement read-only (see `read_only`), the only guard against their side effects.
     state_changing_functions: ClassVar[frozenset[str]] = frozenset()
@@ -203,8 +209,9 @@ class WarehouseDialect:
     def timestamp_type(self) -> str:
         return "TIMESTAMP WITH TIME ZONE"
 
-    def text_type(self) -> str:
-        return "VARCHAR"
+    def text_type(self, length: int | None = None) -> str:
+        """Text, of at most `length` characters where a length is given (HASH_KEY, the flags)."""
+        return "VARCHAR" if length is None else f"VARCHAR({length})"
 
     def update_from_stage(
         self,
@@ -214,8 +221,19 @@ class WarehouseDialect:
         assignments: Sequence[tuple[str, str]],
         condition: str | None,
     ) -> str:
-        """An UPDATE of `target` (alias t) from `stage` (alias s) joined on `keys`, set-based."""
+        """An UPDATE of `target` (alias t) from `stage` (alias s) joined on `keys`, set-based.
+
+        Where the warehouse has no UPDATE ... FROM (`update_with_merge`), one MERGE ... WHEN MATCHED
+        THEN UPDATE instead; the stage is deduplicated on the keys first, so each target row matches
+        at most one stage row, as MERGE requires.
+        """
         sets = ",\n    ".join(f"{column} = {value}" for column, value in assignments)
+        if self.update_with_merge:
+            on = " AND ".join(f"t.{k} = s.{k}" for k in keys)
+            when = f" AND ({condition})" if condition else ""
+            return (
+                f"MERGE INTO {target} AS t\nUSING {stage} AS s\nON {on}\nWHEN MATCHED{when} THEN UPDATE SET\n    {sets}"
+            )
         where = " AND ".join(f"t.{k} = s.{k}" for k in keys)
         if condition:
             where += f"\n  AND ({condition})"

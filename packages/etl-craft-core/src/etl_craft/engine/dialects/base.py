@@ -48,6 +48,9 @@ class EngineDialect:
     shared_by_hosts: ClassVar[bool]
     # How often an overseer looks for changes on its own (seconds): often where nothing wakes it.
     sweep_seconds: ClassVar[float]
+    # Whether workers can claim attempts from this Engine DB (the queue needs row locks that skip
+    # what others hold, and notifications): None when they can, else why not.
+    queue_refusal: ClassVar[str | None]
 
     # -- connections ----------------------------------------------------------------------------
     def open(
@@ -117,6 +120,11 @@ class EngineDialect:
     def hold(self, db: EngineDb, name: str, timeout: float | None) -> AbstractContextManager[Callable[[], bool]]:
         """Hold the cross-process lock `name`; yields a check that it is still held."""
         raise NotImplementedError
+
+    # -- capacity -------------------------------------------------------------------------------
+    def max_connections(self, db: EngineDb) -> int | None:
+        """How many connections the database server accepts (None: no such limit, as in a file)."""
+        return None
 
     # -- who may write --------------------------------------------------------------------------
     def access_checks(self, db: EngineDb) -> list[CheckResult]:

@@ -217,6 +217,16 @@ def attempts_of_run(conn: sa.Connection, run_id: int) -> dict[int, list[AttemptR
     return found
 
 
+def attempts_of_task_run(conn: sa.Connection, task_run_id: int) -> list[AttemptRow]:
+    """One task run's attempts, oldest first."""
+    query = (
+        sa.select(*columns_of(t.aud_task_attempts, AttemptRow))
+        .where(t.aud_task_attempts.c.task_run_id == task_run_id)
+        .order_by(t.aud_task_attempts.c.attempt_number)
+    )
+    return rows_of(AttemptRow, conn.execute(query))
+
+
 @dataclass(frozen=True)
 class RunState:
     """A run as its supervisor sees it: the run row, whether its pipeline is paused, its task runs by

@@ -339,6 +339,7 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         indexes=(
             Index("ix_pipeline_run_active", ("STATUS", "PIPELINE_ID"), "STATUS IN ('QUEUED', 'IN-PROGRESS')"),
             Index("ix_pipeline_run_pipeline", ("PIPELINE_ID", "PIPELINE_RUN_ID")),
+            Index("ix_pipeline_run_started", ("PIPELINE_ID", "START_DATE")),
         ),
     ),
     TableSpec(
@@ -401,7 +402,10 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
             Col("REQUESTED_BY_KIND", "VARCHAR", default=ACTOR_KIND, allowed=ACTOR_KINDS),
         ),
         ("INTERVENTION_ID",),
-        indexes=(Index("ix_interventions_run", ("PIPELINE_RUN_ID",)),),
+        indexes=(
+            Index("ix_interventions_run", ("PIPELINE_RUN_ID",)),
+            Index("ix_interventions_requested", ("REQUESTED_AT",)),
+        ),
         guard=GUARD_APPEND_ONLY,
     ),
     TableSpec(
@@ -434,6 +438,7 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         ),
         ("BUSINESS_RULE_RUN_ID",),
         unique=(Unique("ux_business_rule_run", ("BUSINESS_RULE_ID", "TASK_RUN_ID")),),
+        indexes=(Index("ix_business_rule_run_task_run", ("TASK_RUN_ID",)),),
     ),
     TableSpec(
         "AUD_BUSINESS_RULES_RESULTS",
@@ -452,6 +457,7 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         unique=(
             Unique("ux_business_rule_flag_active", ("BUSINESS_RULE_ID", "BUSINESS_RULE_KEY"), "ACTIVE_FLAG = 'Y'"),
         ),
+        indexes=(Index("ix_business_rule_results_run", ("BUSINESS_RULE_RUN_ID",)),),
     ),
     TableSpec(
         "AUD_TASK_OFFSET_TRACKER",
@@ -531,6 +537,9 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
             Index("ix_consumption_pipeline_dependency", ("PIPELINE_DEPENDENCY_ID", "CONSUMPTION_ID")),
             Index("ix_consumption_task_dependency", ("TASK_DEPENDENCY_ID", "CONSUMPTION_ID")),
             Index("ix_consumption_task_run", ("CONSUMED_TASK_RUN_ID",)),
+            Index("ix_consumption_run", ("PIPELINE_RUN_ID",)),
+            Index("ix_consumption_consumed_run", ("CONSUMED_PIPELINE_RUN_ID",)),
+            Index("ix_consumption_consumed_at", ("CONSUMED_AT",)),
         ),
         guard=GUARD_APPEND_ONLY,
     ),
@@ -591,6 +600,12 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
             Col("REQUESTED_BY_KIND", "VARCHAR", default=ACTOR_KIND, allowed=ACTOR_KINDS),
             Col("NOT_BEFORE", "TIMESTAMP"),
             Col("RETRYABLE", "BOOLEAN", nullable=False, default=TRUE, allowed=("TRUE", "FALSE")),
+            # The queue (S5.C, migration 0006): the pool an attempt waits in and its slot kind
+            # (ingestion, warehouse: checked by etl_craft.execution.pools.SlotKind, not by a CHECK,
+            # which SQLite cannot add to an existing table), and the order workers claim in.
+            Col("POOL", "VARCHAR"),
+            Col("SLOT_KIND", "VARCHAR"),
+            Col("PRIORITY", "INT", nullable=False, default=literal(0)),
         ),
         ("ATTEMPT_ID",),
         unique=(
@@ -601,6 +616,9 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         indexes=(
             Index("ix_attempt_lease", ("STATUS", "LEASE_EXPIRES_AT"), "STATUS IN ('CLAIMED','RUNNING')"),
             Index("ix_attempt_queued", ("NOT_BEFORE", "ATTEMPT_ID"), "STATUS = 'QUEUED'"),
+            # The workers' claim: queued attempts of a pool, by kind, in priority order.
+            Index("ix_attempt_pool_queue", ("POOL", "SLOT_KIND", "PRIORITY", "QUEUED_AT"), "STATUS = 'QUEUED'"),
+            Index("ix_attempt_owner", ("OWNER_ID",), "STATUS IN ('CLAIMED','RUNNING')"),
         ),
         guard=GUARD_ATTEMPTS,
     ),
@@ -627,7 +645,12 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
                 "(PIPELINE_DEPENDENCY_ID IS NULL) <> (TASK_DEPENDENCY_ID IS NULL)",
             ),
         ),
-        indexes=(Index("ix_gate_decisions_run", ("PIPELINE_RUN_ID",)),),
+        indexes=(
+            Index("ix_gate_decisions_run", ("PIPELINE_RUN_ID",)),
+            Index("ix_gate_decisions_attempt", ("ATTEMPT_ID",)),
+            Index("ix_gate_decisions_selected_run", ("SELECTED_PIPELINE_RUN_ID",)),
+            Index("ix_gate_decisions_selected_task_run", ("SELECTED_TASK_RUN_ID",)),
+        ),
         guard=GUARD_APPEND_ONLY,
     ),
     TableSpec(
@@ -648,7 +671,7 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
             Col("EXIT_CODE", "INT"),
         ),
         ("ACTION_ID",),
-        indexes=(Index("ix_actions_started", ("STARTED_AT",)),),
+        indexes=(Index("ix_actions_started", ("STARTED_AT",)), Index("ix_actions_run", ("PIPELINE_RUN_ID",))),
         guard=GUARD_APPEND_ONLY,
     ),
     TableSpec(
@@ -746,7 +769,10 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         ),
         ("ALERT_DELIVERY_ID",),
         checks=(Check("ck_alert_delivery_tries", "TRIES >= 1", "TRIES >= 1"),),
-        indexes=(Index("ix_alert_deliveries_run", ("PIPELINE_RUN_ID", "EVENT")),),
+        indexes=(
+            Index("ix_alert_deliveries_run", ("PIPELINE_RUN_ID", "EVENT")),
+            Index("ix_alert_deliveries_attempt", ("ATTEMPT_ID",)),
+        ),
         guard=GUARD_APPEND_ONLY,
         remedy="alert deliveries are recorded by etl-craft itself",
     ),
@@ -769,6 +795,29 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         ("USER_ID",),
         unique=(Unique("ux_users_name", ("USER_NAME",)),),
         remedy="manage users with etl-craft user",
+    ),
+    TableSpec(
+        "AUD_WORKERS",
+        (
+            _id("WORKER_ID"),
+            Col("OWNER_ID", "VARCHAR", nullable=False),  # what its attempts' OWNER_ID holds
+            Col("POOL", "VARCHAR", nullable=False),
+            Col("HOST", "VARCHAR", nullable=False),
+            Col("PID", "INT", nullable=False),
+            Col("VERSION", "VARCHAR", nullable=False),  # the last ENGINE migration it was built for
+            Col("INGESTION_SLOTS", "INT", nullable=False),
+            Col("WAREHOUSE_SLOTS", "INT", nullable=False),
+            Col("STARTED_AT", "TIMESTAMPTZ", nullable=False),
+            Col("HEARTBEAT_AT", "TIMESTAMPTZ", nullable=False),
+            Col("STATUS", "VARCHAR", nullable=False, allowed=("ACTIVE", "DRAINING", "GONE")),
+            Col("STOPPED_AT", "TIMESTAMPTZ"),
+            Col("STATUS_REASON", "VARCHAR"),
+            Col("UPDATED_AT", "TIMESTAMPTZ", nullable=False),  # every write sets it (clones copy by it)
+        ),
+        ("WORKER_ID",),
+        unique=(Unique("ux_workers_owner", ("OWNER_ID",)),),
+        indexes=(Index("ix_workers_live", ("POOL", "HEARTBEAT_AT"), "STATUS IN ('ACTIVE','DRAINING')"),),
+        remedy="start and stop workers with etl-craft worker",
     ),
     TableSpec(
         "AUD_UI_SESSIONS",
@@ -920,3 +969,4 @@ cfg_api_tokens = T["cfg_api_tokens"]
 cfg_users = T["cfg_users"]
 aud_ui_sessions = T["aud_ui_sessions"]
 aud_alert_deliveries = T["aud_alert_deliveries"]
+aud_workers = T["aud_workers"]

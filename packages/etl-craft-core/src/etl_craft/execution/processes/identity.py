@@ -9,9 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import signal
 import socket
-import time
 from dataclasses import dataclass
 from functools import cache
 
@@ -114,20 +112,7 @@ def signal_group(pid: int, start: str | None, sig: int) -> bool:
     return True
 
 
-def stop_group(pid: int, start: str | None, grace_seconds: float) -> None:
-    """SIGTERM the group, then SIGKILL whatever is left of it after the grace period."""
-    if not signal_group(pid, start, signal.SIGTERM):
-        return
-    deadline = time.monotonic() + grace_seconds
-    while time.monotonic() < deadline:
-        if not is_alive(pid, start) and not _group_alive(pid):
-            return
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-def _group_alive(pgid: int) -> bool:
+def group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
     except (ProcessLookupError, PermissionError):

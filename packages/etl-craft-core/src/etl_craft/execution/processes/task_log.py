@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+from etl_craft.config.model import ConnectorConfig
 from etl_craft.handlers.context import HandlerResult
 
 TAIL_BYTES = 6000
+
+
+def attempt_log_path(config: ConnectorConfig, pipeline_code: str, run_id: int, task_code: str, number: int) -> Path:
+    """Where an attempt's output goes, under Orchestration.Log_dir (relative to the project)."""
+    root = config.orchestration.log_dir
+    if not root.is_absolute():
+        root = config.project_dir / root
+    return root / pipeline_code / f"run-{run_id}" / f"{task_code}.attempt-{number}.log"
 
 
 def log_tail(log_path: str, limit: int = TAIL_BYTES) -> str:

@@ -12,7 +12,11 @@ import signal
 import socket
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+
+import sqlalchemy as sa
 
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.core.actor import Actor
@@ -27,16 +31,43 @@ from etl_craft.engine.reads import AttemptRow, AttemptSubject, RunRow, RunState
 from etl_craft.engine.records import gate_records
 from etl_craft.engine.transitions.values import AttemptOutcome
 from etl_craft.execution.graph import Graph, TaskNode
-from etl_craft.execution.processes.identity import OwnerId, signal_group
-from etl_craft.execution.processes.local_provider import LocalProvider, RunningChild
-from etl_craft.execution.processes.task_log import log_tail
+from etl_craft.execution.pools.choice import Pools
+from etl_craft.execution.pools.interface import AttemptSpec, ExecutionHandle, HandleState, Pool
+from etl_craft.execution.processes.identity import OwnerId
+from etl_craft.execution.processes.task_log import attempt_log_path, log_tail
 from etl_craft.execution.processes.task_process import ChildSpec
-from etl_craft.execution.run_loop.leases import lease_until
+from etl_craft.execution.run_loop.leases import LEASE_SECONDS, lease_until
 from etl_craft.execution.settings import task_settings
 
 log = logging.getLogger("etl_craft.supervisor")
 
 STOP_GRACE_SECONDS = 10.0
+
+
+@dataclass
+class RunningChild:
+    """An attempt this supervisor submitted to its pool, until its end is reported."""
+
+    spec: AttemptSpec
+    handle: ExecutionHandle
+    started_monotonic: float
+    deadline: float | None = None  # monotonic time after which the attempt is timed out
+
+    @property
+    def task_id(self) -> int:
+        return self.spec.task_id
+
+    @property
+    def timeout_seconds(self) -> int:
+        return self.spec.timeout_seconds
+
+    @property
+    def log_path(self) -> str:
+        return self.spec.child.log_path
+
+    @property
+    def pid(self) -> int | None:
+        return self.handle.pid
 
 
 class AttemptProcesses:
@@ -50,6 +81,7 @@ class AttemptProcesses:
         actor: Actor,
         progress: Callable[[str], None],
         log_level: str,
+        pools: Pools,
         *,
         force: bool = False,
         rerun: bool = False,
@@ -57,10 +89,14 @@ class AttemptProcesses:
         self.db, self.config, self.graph, self.run_id = db, config, graph, run_id
         self.owner, self.actor, self.progress, self.log_level = owner, actor, progress, log_level
         self.force, self.rerun = force, rerun
-        self.provider = LocalProvider(config.path, db.dialect, (t.handler for t in graph.tasks.values()))
+        self.pools = pools
         self.children: dict[int, RunningChild] = {}
-        self.stopping: dict[int, tuple[RunningChild, float]] = {}
+        self.stopping: dict[int, RunningChild] = {}  # timed out, stopped, their ends not reported
         self.exited: list[tuple[RunningChild, int]] = []  # reaped, with exit status; ends not yet reported
+
+    def local_attempts(self) -> set[int]:
+        """The attempts whose task processes run on this host (their exits wake the supervisor)."""
+        return {a for a, c in self.children.items() if self.pools.of(c.handle).owner_claims}
 
     @property
     def busy(self) -> bool:
@@ -78,7 +114,17 @@ class AttemptProcesses:
     ) -> bool:
         """Claim an attempt of `run` (as last read), a new one (the task run's ATTEMPT_COUNT as last
         read is `attempts_so_far`, None without a task run) unless a retry is `queued` already, then
-        start its process."""
+        start its process; or, for a task whose POOL is a queue pool, queue it there for the pool's
+        workers to claim."""
+        if queued is not None and queued.attempt_id in self.children:
+            return True  # offered to its pool already: it waits for a worker
+        refused: EtlCraftError | None = None
+        try:
+            pool = self.pools.for_task(node)
+        except EtlCraftError as error:  # recorded on a claimed attempt below, as any start failure
+            pool, refused = self.pools.local, error
+        if not pool.owner_claims:
+            return self._queue(node, run, pool, again_from=again_from, queued=queued, decisions=decisions)
         now = utc_now()
         owner, host = str(self.owner), socket.gethostname()
         try:
@@ -102,34 +148,26 @@ class AttemptProcesses:
                     transitions.claim_attempt(
                         conn, attempt_id, owner_id=owner, lease_until=lease_until(now), host=host, now=now
                     )
-                if decisions:
-                    # Judged for this attempt: recorded in the transaction that claims it (S3.E).
-                    gate_records.record_decisions(conn, self.run_id, decisions, now, attempt_id)
-                    gate_records.settle_wait(conn, self.run_id, node.task_id)
+                self._record_decisions(conn, node, decisions, now, attempt_id)
         except StaleTransitionError as stale:
             log.info("%s.%s not started here: %s", self.graph.code, node.code, stale.message)
             return False
         fault_point("after_claim")
         child = None
         try:
+            if refused is not None:
+                raise refused
             settings = task_settings(node, self.config.orchestration)
             log_path = self.log_path(node, number)
             log_path.parent.mkdir(parents=True, exist_ok=True)
             fault_point("after_mkdir")
-            spec = ChildSpec(
-                attempt_id=attempt_id,
-                owner_id=str(self.owner),
-                config_path=str(self.config.path),
-                log_path=str(log_path),
-                actor_name=self.actor.name,
-                actor_kind=self.actor.kind.value,
-                force=self.force,
-                rerun=self.rerun,
-                log_level=self.log_level,
-                subject=self._subject(node, run, attempt_id, number, task_run_id, decisions or []),
-                parameters=dict(node.parameters),
+            submitted = self._attempt_spec(
+                node, run, (attempt_id, number, task_run_id), decisions or [], settings.timeout_seconds or 0
             )
-            child = self.provider.start(spec, node.task_id, time.monotonic(), settings.timeout_seconds or None)
+            handle = pool.submit(submitted)
+            now_monotonic = time.monotonic()
+            timeout = settings.timeout_seconds
+            child = RunningChild(submitted, handle, now_monotonic, now_monotonic + timeout if timeout else None)
             fault_point("after_spawn")
         except Exception as error:  # anything after the claim is recorded on the attempt
             message = error.message if isinstance(error, EtlCraftError) else f"{type(error).__name__}: {error}"
@@ -137,12 +175,97 @@ class AttemptProcesses:
                 attempt_id, f"could not start the task process: {message}", retryable=getattr(error, "retryable", True)
             )
             if child is not None:
-                child.stop(STOP_GRACE_SECONDS)
+                pool.cancel(child.handle, STOP_GRACE_SECONDS)
             self.progress(f"{self.graph.code}.{node.code}: FAILED, could not start: {message}")
             return True
         self.children[attempt_id] = child
         self.progress(f"{self.graph.code}.{node.code}: attempt {number} started (pid {child.pid})")
         return True
+
+    def _queue(
+        self,
+        node: TaskNode,
+        run: RunRow,
+        pool: Pool,
+        *,
+        again_from: tuple[str, ...],
+        queued: AttemptRow | None,
+        decisions: list[gate_records.Decision] | None,
+    ) -> bool:
+        """Queue an attempt (or take the retry `queued` already) and offer it to a queue pool."""
+        now = utc_now()
+        try:
+            with self.db.write() as conn:
+                if queued is None:
+                    attempt = transitions.queue_attempt(
+                        conn,
+                        pipeline_run_id=self.run_id,
+                        task_id=node.task_id,
+                        actor=self.actor,
+                        now=now,
+                        again_from=again_from,
+                    )
+                    attempt_id, number, task_run_id = attempt.attempt_id, attempt.attempt_number, attempt.task_run_id
+                else:
+                    attempt_id, number, task_run_id = queued.attempt_id, queued.attempt_number, queued.task_run_id
+                self._record_decisions(conn, node, decisions, now, attempt_id)
+        except StaleTransitionError as stale:
+            log.info("%s.%s not queued here: %s", self.graph.code, node.code, stale.message)
+            return False
+        # Its worker enforces no TASK_TIMEOUT_SECONDS yet (docs/guides/cluster.md).
+        submitted = self._attempt_spec(node, run, (attempt_id, number, task_run_id), decisions or [], 0)
+        handle = pool.submit(submitted)
+        self.children[attempt_id] = RunningChild(submitted, handle, time.monotonic())
+        self.progress(f"{self.graph.code}.{node.code}: attempt {number} queued in pool {pool.name}")
+        return True
+
+    def _record_decisions(
+        self,
+        conn: sa.Connection,
+        node: TaskNode,
+        decisions: list[gate_records.Decision] | None,
+        now: datetime,
+        attempt_id: int,
+    ) -> None:
+        """Gate decisions judged for this attempt: recorded in the transaction that claims or queues it (S3.E)."""
+        if decisions:
+            gate_records.record_decisions(conn, self.run_id, decisions, now, attempt_id)
+            gate_records.settle_wait(conn, self.run_id, node.task_id)
+
+    def _attempt_spec(
+        self,
+        node: TaskNode,
+        run: RunRow,
+        ids: tuple[int, int, int],  # attempt id, attempt number, task run id
+        decisions: list[gate_records.Decision],
+        timeout_seconds: int,
+    ) -> AttemptSpec:
+        attempt_id, number, task_run_id = ids
+        child = ChildSpec(
+            attempt_id=attempt_id,
+            owner_id=str(self.owner),
+            config_path=str(self.config.path),
+            log_path=str(self.log_path(node, number)),
+            actor_name=self.actor.name,
+            actor_kind=self.actor.kind.value,
+            force=self.force,
+            rerun=self.rerun,
+            log_level=self.log_level,
+            subject=self._subject(node, run, attempt_id, number, task_run_id, decisions),
+            parameters=dict(node.parameters),
+        )
+        return AttemptSpec(
+            attempt_id=attempt_id,
+            task_run_id=task_run_id,
+            pipeline_run_id=self.run_id,
+            task_id=node.task_id,
+            pipeline_code=self.graph.code,
+            task_code=node.code,
+            handler=node.handler.value,
+            timeout_seconds=timeout_seconds,
+            lease_seconds=LEASE_SECONDS,
+            child=child,
+        )
 
     def _subject(
         self,
@@ -176,10 +299,7 @@ class AttemptProcesses:
         )
 
     def log_path(self, node: TaskNode, number: int) -> Path:
-        root = self.config.orchestration.log_dir
-        if not root.is_absolute():
-            root = self.config.project_dir / root
-        return root / self.graph.code / f"run-{self.run_id}" / f"{node.code}.attempt-{number}.log"
+        return attempt_log_path(self.config, self.graph.code, self.run_id, node.code, number)
 
     def record_outcome(
         self,
@@ -225,12 +345,12 @@ class AttemptProcesses:
         """Move the processes that ended to `exited`, where they stay until their ends are reported
         (an Engine DB outage in between leaves them for the next step)."""
         for attempt_id, child in list(self.children.items()):
-            status = child.exit_status()
-            if status is None:
+            status = self.pools.of(child.handle).status(child.handle)
+            if status.state is HandleState.RUNNING:
                 continue
             del self.children[attempt_id]
             fault_point("after_child_exit")
-            self.exited.append((child, status))
+            self.exited.append((child, status.exit_code if status.exit_code is not None else -signal.SIGKILL))
 
     def record_silent_ends(self, state: RunState) -> bool:
         """Record an outcome for each reaped process whose attempt, read after the reap, is still ours and
@@ -242,7 +362,7 @@ class AttemptProcesses:
             if row is None or row.status not in OWNED_ATTEMPT or row.owner_id != str(self.owner):
                 continue
             # Mask its log file here: its own masking thread may have died with it.
-            redact_file(child.spec.log_path, self.hidden(child.task_id))
+            redact_file(child.log_path, self.hidden(child.task_id))
             how = (
                 f"was killed by signal {signal.Signals(-status).name}" if status < 0 else f"exited with status {status}"
             )
@@ -250,7 +370,7 @@ class AttemptProcesses:
                 child.spec.attempt_id,
                 f"the task process {how} before recording an outcome",
                 exit_code=status,
-                log_path=child.spec.log_path,
+                log_path=child.log_path,
                 task_id=child.task_id,
             )
             found = True
@@ -295,7 +415,7 @@ class AttemptProcesses:
             recorded = self.record_outcome(
                 attempt_id,
                 f"timed out after {seconds} s (TASK_TIMEOUT_SECONDS); the task process was stopped",
-                log_path=child.spec.log_path,
+                log_path=child.log_path,
                 timed_out=True,
                 task_id=child.task_id,
             )
@@ -306,39 +426,46 @@ class AttemptProcesses:
                     f"{self.graph.code}.{task}: attempt {number} TIMED_OUT after {seconds} s (TASK_TIMEOUT_SECONDS); "
                     "stopping its task process"
                 )
-            signal_group(child.pid, child.start, signal.SIGTERM)
-            self.stopping[attempt_id] = (child, now + STOP_GRACE_SECONDS)
-        for attempt_id, (child, kill_at) in list(self.stopping.items()):
-            if not child.process.is_alive():
-                del self.stopping[attempt_id]
-            elif now >= kill_at:
-                child.stop(0)
+            self.pools.of(child.handle).cancel(child.handle, STOP_GRACE_SECONDS)
+            del self.children[attempt_id]
+            self.stopping[attempt_id] = child
+        for attempt_id, child in list(self.stopping.items()):
+            if self.pools.of(child.handle).status(child.handle).state is not HandleState.RUNNING:
                 del self.stopping[attempt_id]
 
     def stop_all(self, reason: str) -> None:
         """Record every running attempt FAILED with the reason, then stop the processes."""
         for attempt_id, child in list(self.children.items()):
-            self.record_outcome(attempt_id, reason, exit_code=None, log_path=child.spec.log_path, task_id=child.task_id)
+            self.record_outcome(attempt_id, reason, exit_code=None, log_path=child.log_path, task_id=child.task_id)
         self.abandon()
 
     def abandon(self) -> None:
-        """Stop every process (their attempts were ended by someone else, e.g. a cancel)."""
-        for child in list(self.children.values()) + [c for c, _ in self.stopping.values()]:
-            child.stop(STOP_GRACE_SECONDS)
+        """Stop every process (their attempts were ended by someone else, e.g. a cancel) and wait
+        for them to end, SIGKILLed after the grace."""
+        children = list(self.children.values()) + list(self.stopping.values())
+        for child in children:
+            self.pools.of(child.handle).cancel(child.handle, STOP_GRACE_SECONDS)
+        until = time.monotonic() + STOP_GRACE_SECONDS + 5
+        while time.monotonic() < until:
+            if all(self.pools.of(c.handle).status(c.handle).state is not HandleState.RUNNING for c in children):
+                break
+            self.pools.local.wait((), 0.05)
         self.children.clear()
         self.stopping.clear()
 
     def ended(self) -> bool:
         """Whether a task process ended whose end was not reported yet."""
-        return bool(self.exited) or any(not child.process.is_alive() for child in self.children.values())
+        return bool(self.exited) or any(
+            self.pools.of(child.handle).status(child.handle).state is not HandleState.RUNNING
+            for child in self.children.values()
+        )
 
     def seconds_to_deadline(self) -> float | None:
         """Seconds until a time limit (or a stop's grace) is due, if any runs."""
         due = [c.deadline for c in self.children.values() if c.deadline is not None]
-        due += [kill_at for _, kill_at in self.stopping.values()]
         return min(due) - time.monotonic() if due else None
 
     def wait(self, extra: Sequence[int], timeout: float) -> None:
         """Until a process ends, an extra descriptor is readable, a time limit is due, or `timeout`."""
         deadline = self.seconds_to_deadline()
-        self.provider.wait(list(self.children.values()), extra, timeout if deadline is None else min(timeout, deadline))
+        self.pools.local.wait(extra, timeout if deadline is None else min(timeout, deadline))

@@ -24,6 +24,7 @@ from etl_craft.engine.reads import AttemptRow
 from etl_craft.engine.schema.tables import aud_pipelines_run_log as runs
 from etl_craft.engine.schema.tables import aud_task_attempts as attempts
 from etl_craft.engine.schema.tables import aud_task_run_log as task_runs
+from etl_craft.engine.schema.tables import aud_workers as workers
 from etl_craft.execution.processes.identity import OwnerId, is_alive, signal_group
 from etl_craft.execution.run_loop.leases import LEASE_SECONDS
 
@@ -110,6 +111,31 @@ def _release_abandoned_runs(db: EngineDb, now: datetime, pipeline_id: int | None
     return released
 
 
+# A worker heartbeats every WORKER_HEARTBEAT_SECONDS; after three missed heartbeats it is GONE.
+WORKER_HEARTBEAT_SECONDS = 10
+GONE_AFTER_SECONDS = 3 * WORKER_HEARTBEAT_SECONDS
+
+
+def _gone_workers(db: EngineDb, owners: set[str], now: datetime) -> set[str]:
+    """Where the Engine DB hosts the queue: the workers silent for three heartbeats become GONE (one
+    statement), and of `owners`, those that are GONE: their attempts are lost without waiting for
+    their leases."""
+    if db.dialect.queue_refusal is not None:
+        return set()
+    with db.write() as conn:
+        for owner in transitions.silent_workers_gone(
+            conn, heartbeat_before=now - timedelta(seconds=GONE_AFTER_SECONDS), now=now
+        ):
+            log.warning("worker %s is GONE: it missed three heartbeats (%s s)", owner, GONE_AFTER_SECONDS)
+        if not owners:
+            return set()
+        return set(
+            conn.execute(
+                sa.select(workers.c.owner_id).where(workers.c.owner_id.in_(sorted(owners)), workers.c.status == "GONE")
+            ).scalars()
+        )
+
+
 def reconcile(db: EngineDb, *, pipeline_id: int | None = None, task_id: int | None = None) -> ReconcileReport:
     """Fence every expired or orphaned claim (optionally only of one pipeline, or one task of it)."""
     now = utc_now()
@@ -121,9 +147,13 @@ def reconcile(db: EngineDb, *, pipeline_id: int | None = None, task_id: int | No
                 for r in conn.execute(sa.select(task_runs.c.task_run_id).where(task_runs.c.task_id == task_id))
             }
             owned = [a for a in owned if a.task_run_id in ids]
+    gone = _gone_workers(db, {a.owner_id for a in owned if a.owner_id}, now)
     lost, live = [], 0
     for attempt in owned:
-        why = _why_gone(attempt.owner_id, attempt.lease_expires_at, now)
+        if attempt.owner_id in gone:
+            why: str | None = "is a worker that is GONE (it stopped or missed three heartbeats)"
+        else:
+            why = _why_gone(attempt.owner_id, attempt.lease_expires_at, now)
         if why is None:
             live += 1
             continue

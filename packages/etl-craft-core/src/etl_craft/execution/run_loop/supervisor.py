@@ -33,6 +33,8 @@ from etl_craft.execution.alert_channels import notify
 from etl_craft.execution.gates.judge import Answer
 from etl_craft.execution.gates.tasks import TaskGates
 from etl_craft.execution.graph import Graph, TaskNode
+from etl_craft.execution.pools.choice import Pools
+from etl_craft.execution.pools.interface import SlotKind, slot_kind
 from etl_craft.execution.processes.identity import OwnerId
 from etl_craft.execution.readiness import Decision, Phase, TaskState, decide
 from etl_craft.execution.run_loop.attempts import AttemptProcesses
@@ -65,6 +67,7 @@ class RunSupervisor:
         actor: Actor,
         scope: Scope = Scope(),
         signals: StopSignals,
+        pools: Pools,
         progress: Callable[[str], None] = lambda _line: None,
         log_level: str = "INFO",
         fences_lost_attempts: bool = True,
@@ -77,20 +80,21 @@ class RunSupervisor:
         self.owner, self.actor, self.scope, self.progress = owner, actor, scope, progress
         self.log_level = log_level
         self.processes = AttemptProcesses(
-            db, config, graph, run_id, owner, actor, progress, log_level, force=scope.force, rerun=scope.rerun
+            db, config, graph, run_id, owner, actor, progress, log_level, pools, force=scope.force, rerun=scope.rerun
         )
+        self.pools = pools
         self.skip_reasons: dict[int, str] = {}
         self._again = set(scope.again)
         self._handled_failures: set[int] = set()
         self.signals = signals
         self._last_reconcile = 0.0
         self._started_since_read = 0
-        self._live_read = 0
-        # An overseer shares one pool of task processes among its runs: what it had free for this
-        # step (None: no pool, as in the foreground), and whether ready work waited for it.
+        # An overseer shares one pool among its runs: how many attempts this step may start (None:
+        # as many as the pool has room for, as in the foreground), and the slot kinds ready work
+        # waited for in this step (the pool had no room of that kind, or the share was used up).
         self._pool_free: int | None = None
         self._launched = 0  # attempts started in this step
-        self.pool_starved = False
+        self.starved_kinds: set[SlotKind] = set()
         self._first = True
         self.gates = TaskGates(db, config.orchestration)
         self.alerts = notify.RunAlerts(db, config, graph.code, run_id)  # webhooks (S7.D); returns at once
@@ -117,10 +121,11 @@ class RunSupervisor:
     ) -> Supervised | None:
         """One pass, never blocking: collect ended attempts, fence dead owners, read the run, start
         what is ready (unless `dispatch` is False, as while an overseer shuts down), at most
-        `pool_free` of them when an overseer's pool limits it (`pool_starved` then says whether ready
-        work was left waiting for the pool). Returns how the supervision ended, or None to be called
+        `pool_free` of them when an overseer shares the pool among runs (`starved_kinds` then says
+        which slot kinds ready work was left waiting for). Returns how the supervision ended, or None to be called
         again."""
-        self._pool_free, self._launched, self.pool_starved = pool_free, 0, False
+        self._pool_free, self._launched = pool_free, 0
+        self.starved_kinds = set()
         try:
             ended = self._step(dispatch, lease_lost)
         except TRANSIENT as error:
@@ -136,6 +141,10 @@ class RunSupervisor:
             log.info("the Engine DB answers again after %.0f s", time.monotonic() - self._outage_since)
             self._outage_since = None
         return ended
+
+    @property
+    def pool_starved(self) -> bool:
+        return bool(self.starved_kinds)
 
     @property
     def busy(self) -> bool:
@@ -178,14 +187,7 @@ class RunSupervisor:
         with self.db.read() as conn:
             snap = reads.run_state(conn, self.run_id)
         assert snap is not None
-        self._live_read = _live(snap)
         return snap
-
-    @property
-    def live_attempts(self) -> int:
-        """Claimed and running attempts of the run when last read, plus those started since: what it
-        takes from an overseer's pool (an attempt whose end was read gives its place back at once)."""
-        return self._live_read + self._started_since_read
 
     def _ended_elsewhere(self, snap: RunState, lease_lost: bool) -> Supervised | None:
         run = snap.run
@@ -252,14 +254,29 @@ class RunSupervisor:
 
     # --- starting attempts -------------------------------------------------------------------------
 
-    def _slots(self, snap: RunState) -> int:
-        own = max(0, self.config.orchestration.max_parallel_tasks - _live(snap) - self._started_since_read)
-        if self._pool_free is None:
-            return own
-        pool = max(0, self._pool_free - self._launched)
-        if own and not pool:
-            self.pool_starved = True
-        return min(own, pool)
+    def _own_room(self, snap: RunState) -> bool:
+        """Whether the run is below Orchestration.Max_parallel_tasks."""
+        # The run's claimed and running attempts, or all it submitted (with those queued in queue pools).
+        live = max(_live(snap) + self._started_since_read, len(self.processes.children))
+        return self.config.orchestration.max_parallel_tasks - live > 0
+
+    def _pool_room(self, node: TaskNode) -> bool:
+        """Whether the task's pool has a slot of its kind for it in this step; if the local pool has
+        not, the kind is recorded as starved (the run is not finished while ready work waits)."""
+        kind = slot_kind(node.handler)
+        try:
+            pool = self.pools.for_task(node)
+        except EtlCraftError:
+            return True  # a POOL that cannot be used: the start records why on the attempt
+        if not pool.owner_claims:
+            # A queue pool's room is its live workers' slots; a full one is looked at again when a
+            # worker's attempt ends (its NOTIFY wakes the run) or at the next sweep.
+            return pool.capacity().has_room(kind)
+        share_left = self._pool_free is None or self._pool_free - self._launched > 0
+        if share_left and pool.capacity().has_room(kind):
+            return True
+        self.starved_kinds.add(kind)
+        return False
 
     def _start_ready(self, snap: RunState, decision: Decision, states: dict[int, TaskState]) -> None:
         ready = [t for t in decision.ready if self.scope.includes(t)]
@@ -267,9 +284,11 @@ class RunSupervisor:
             ready += [t for t in (self.scope.tasks or ()) if t not in snap.task_runs and t not in ready]
         ready += [t for t in sorted(self._again) if t not in ready and self._again_is_ready(t, snap, decision)]
         for task_id in ready:
-            if self._slots(snap) <= 0:
+            if not self._own_room(snap):
                 return
             node = self.graph.tasks[task_id]
+            if not self._pool_room(node):
+                continue
             decisions = self._admit_across_pipelines(snap, node, states)
             if decisions is None:
                 continue
@@ -352,9 +371,11 @@ class RunSupervisor:
             if latest.not_before and latest.not_before > now:
                 self._wake_at[-task_id] = latest.not_before  # negative keys: retries
                 continue
-            if self._slots(snap) <= 0:
+            if not self._own_room(snap):
                 return
-            self._launch(self.graph.tasks[task_id], snap, queued=latest)
+            node = self.graph.tasks[task_id]
+            if self._pool_room(node):
+                self._launch(node, snap, queued=latest)
 
     def _plan_retries(self, snap: RunState, first: bool) -> bool:
         """FAILED tasks found when the run resumes start again; in-session failures follow RETRIES.

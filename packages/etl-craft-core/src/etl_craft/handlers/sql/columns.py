@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from etl_craft.core.errors import SqlGuardError
 
@@ -44,16 +44,17 @@ STAGE_INTERNAL = frozenset({STAGE_ROW_NUMBER, STAGE_RANK})
 PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def engine_column_type(name: str, timestamp_type: str, text_type: str) -> str:
+def engine_column_type(name: str, timestamp_type: str, text_type: Callable[[int | None], str]) -> str:
+    """The type of an engine column; `text_type` gives the warehouse's text of an optional length."""
     if name in (ROW_ID, *IDENTITY_COLUMNS):
         return "BIGINT"
     if name == HASH_KEY:
-        return f"{text_type}(32)"
+        return text_type(32)
     if name in (CREATE_DATE, UPDATE_DATE):
         return timestamp_type
     if name in (DELETE_FLAG, ACTIVE_FLAG):
-        return f"{text_type}(1)"
-    return text_type
+        return text_type(1)
+    return text_type(None)
 
 
 def is_engine_column(name: str) -> bool:

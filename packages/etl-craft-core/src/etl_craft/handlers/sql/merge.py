@@ -1,7 +1,8 @@
 """Actions that change rows in place: APPEND_TABLE, SCD1_MERGE, SCD2_MERGE and DELETE_ROWS.
 
-Updates are set-based (`WarehouseDialect.update_from_stage`: UPDATE ... FROM on PostgreSQL and
-DuckDB), joined to the deduplicated stage; inserts are one INSERT ... SELECT with an anti-join.
+Updates are set-based (`WarehouseDialect.update_from_stage`: UPDATE ... FROM on PostgreSQL, DuckDB
+and Snowflake, MERGE on Trino and Databricks), joined to the deduplicated stage; inserts are one
+INSERT ... SELECT with an anti-join.
 """
 
 from __future__ import annotations
@@ -129,15 +130,17 @@ def _delete_missing_keys(run: ActionRun, stage: Stage) -> int:
     The version ends as a DELETE_ROWS soft delete ends it (DELETE_FLAG = 'Y', stamped), so a key that
     comes back later is revived the same way; versions already flagged keep their stamps (B46).
     """
-    flag = f"t.{run.ident(cols.DELETE_FLAG)}"
+    # No alias on the target: Trino's UPDATE takes none, and the table's own name qualifies its columns.
+    target = run.target_sql
+    flag = f"{target}.{run.ident(cols.DELETE_FLAG)}"
     assignments = [(run.ident(cols.DELETE_FLAG), "'Y'")]
     assignments += [(run.ident(n), run.stamp(n)) for n in (cols.UPDATE_DATE, cols.UPDATED_BY)]
     assignments += run.identity_assignments()
     sets = ", ".join(f"{name} = {value}" for name, value in assignments)
     sql = (
-        f"UPDATE {run.target_sql} AS t SET {sets}"
-        f" WHERE t.{run.ident(cols.ACTIVE_FLAG)} = 'Y' AND ({flag} IS NULL OR {flag} <> 'Y')"
-        f" AND NOT EXISTS (SELECT 1 FROM {stage.sql} s WHERE {run.key_match('t', 's')})"
+        f"UPDATE {target} SET {sets}"
+        f" WHERE {target}.{run.ident(cols.ACTIVE_FLAG)} = 'Y' AND ({flag} IS NULL OR {flag} <> 'Y')"
+        f" AND NOT EXISTS (SELECT 1 FROM {stage.sql} s WHERE {run.key_match(target, 's')})"
     )
     with run.step("flag keys missing from the SELECT"):
         return run.session.dml(sql)

@@ -25,7 +25,7 @@ def table_definition(run: ActionRun, business: Sequence[Column], engine_columns:
             lines.append(dialect.row_id_column_sql(name))
         else:
             lines.append(
-                f"{run.ident(name)} {cols.engine_column_type(name, dialect.timestamp_type(), dialect.text_type())}"
+                f"{run.ident(name)} {cols.engine_column_type(name, dialect.timestamp_type(), dialect.text_type)}"
             )
     return "(\n    " + ",\n    ".join(lines) + "\n)"
 
@@ -60,7 +60,7 @@ def _create_or_replace(run: ActionRun, stage: Stage, engine_columns: Sequence[st
     dialect = run.dialect
     values = [f"CAST(s.{dialect.quote(c.name)} AS {c.type}) AS {dialect.quote(c.name)}" for c in stage.columns]
     for name in engine_columns:
-        type_ = cols.engine_column_type(name, dialect.timestamp_type(), dialect.text_type())
+        type_ = cols.engine_column_type(name, dialect.timestamp_type(), dialect.text_type)
         value = "ROW_NUMBER() OVER ()" if name == cols.ROW_ID else run.stamp(name)
         values.append(f"CAST({value} AS {type_}) AS {run.ident(name)}")
     select = f"SELECT {', '.join(values)} FROM {stage.sql} s"
@@ -119,6 +119,9 @@ def overwrite_table(run: ActionRun) -> None:
     run.count_source(stage, keyed=False)
     new = run.compare_shapes(stage, target, may_evolve=True)
     run.evolve(new)
+    if not run.dialect.transactional:
+        _overwrite_in_one_statement(run, stage, [*target, *new], engine_columns)
+        return
     with run.step("delete the old rows"):
         deleted = run.session.dml(f"DELETE FROM {run.target_sql}")
     run.counts.update(deleted=deleted, updated=0, inserted=run.insert_from_stage(stage, engine_columns))
@@ -142,3 +145,31 @@ def drop_table(run: ActionRun) -> None:
     with run.step("drop the table"):
         run.session.execute(f"DROP TABLE IF EXISTS {run.target_sql}")
     run.hash_change = "clear"
+
+
+def _overwrite_in_one_statement(
+    run: ActionRun, stage: Stage, target: Sequence[Column], engine_columns: Sequence[str]
+) -> None:
+    """OVERWRITE_TABLE where statements cannot share a transaction: one CREATE OR REPLACE ... AS SELECT.
+
+    The new table has the target's columns in the target's order and types (the definition is kept),
+    filled from the stage; a target column the SELECT does not return stays NULL, and ROW_IDs are
+    numbered 1..n, as DELETE then INSERT would number them.
+    """
+    dialect = run.dialect
+    given = {c.key for c in stage.columns}
+    wanted = {name.lower() for name in engine_columns}
+    values = []
+    for column in target:
+        if column.key in wanted:
+            value = "ROW_NUMBER() OVER ()" if column.key == cols.ROW_ID.lower() else run.stamp(column.name.upper())
+        else:
+            value = f"s.{dialect.quote(column.name)}" if column.key in given else "NULL"
+        values.append(f"CAST({value} AS {column.type}) AS {dialect.quote(column.name)}")
+    previous = int(run.session.scalar(f"SELECT COUNT(*) FROM {run.target_sql}"))
+    with run.step("replace the rows"):
+        run.session.execute(
+            f"CREATE OR REPLACE TABLE {run.target_sql} AS SELECT {', '.join(values)} FROM {stage.sql} s"
+        )
+    run.drop_stage(stage)
+    run.counts.update(deleted=previous, updated=0, inserted=run.count_target())

@@ -15,7 +15,7 @@ from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
 from etl_craft.core.errors import EtlCraftError, MissingEngineDbError
 from etl_craft.engine.database import EngineDb, open_engine_db
 from etl_craft.services.context import load_configuration
-from etl_craft.services.doctor import connections, engine_db, project
+from etl_craft.services.doctor import cluster, connections, engine_db, project
 from etl_craft.services.doctor.report import DoctorReport
 
 __all__ = ["FAIL", "OK", "WARN", "CheckResult", "DoctorReport", "run_checks"]
@@ -57,6 +57,8 @@ def _engine_checks(config: ConnectorConfig, include_schema: bool) -> tuple[list[
         )
     if include_schema:
         results += engine_db.schema_check(db, config)
+        if not any(check.status == FAIL for check in results):
+            results += cluster.queue_check(db) + cluster.budget_check(db, config)
     results += db.dialect.access_checks(db)
     return results, db
 

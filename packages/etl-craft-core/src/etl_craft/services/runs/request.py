@@ -14,6 +14,8 @@ from etl_craft.core.text import operator_text
 from etl_craft.engine import reads
 from etl_craft.engine.reads import PipelineRow
 from etl_craft.execution.graph import Graph
+from etl_craft.execution.pools.choice import Pools
+from etl_craft.execution.pools.local import local_pool
 from etl_craft.execution.processes.identity import OwnerId
 from etl_craft.execution.run_loop.scope import Ending, Scope, Supervised
 from etl_craft.execution.run_loop.signals import StopSignals
@@ -117,6 +119,7 @@ def supervise(
         actor=ctx.actor,
         scope=scope,
         signals=signals,
+        pools=Pools(ctx.db, local_pool(ctx.config, ctx.db.dialect, (t.handler for t in graph.tasks.values()))),
         progress=progress,
         log_level=request.log_level,
     ).supervise()

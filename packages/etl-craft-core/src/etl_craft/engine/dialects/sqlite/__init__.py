@@ -225,6 +225,10 @@ class SqliteDialect(EngineDialect):
     )
     shared_by_hosts = False
     sweep_seconds = 1.0  # nothing wakes an overseer on SQLite
+    queue_refusal = (
+        "a SQLite Engine DB is one file on one machine, with no row locks that skip what others hold and "
+        "no notifications; the queue and its workers need a PostgreSQL Engine DB"
+    )
 
     def open(
         self,

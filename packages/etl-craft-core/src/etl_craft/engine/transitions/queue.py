@@ -1,0 +1,184 @@
+"""The PostgreSQL queue (S5.C): offering attempts to a pool, workers registering, claiming,
+heartbeating, draining and going.
+
+Every status change is one guarded UPDATE whose row count is checked. Every write to AUD_WORKERS sets
+UPDATED_AT (clones copy AUD_ tables incrementally by it). The claim is one UPDATE of the attempt
+picked by a `FOR UPDATE SKIP LOCKED` sub-select that the partial index ix_attempt_pool_queue
+serves (no OR in its predicate: only due attempts are ever offered). The heartbeat renews the
+worker and every lease it holds in one statement and returns which attempts it still holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from etl_craft.core.enums import OWNED_ATTEMPT
+from etl_craft.engine.schema.tables import aud_task_attempts as attempts
+from etl_craft.engine.schema.tables import aud_workers as workers
+from etl_craft.engine.transitions.common import announce, check_rowcount, found_attempt
+
+LIVE_WORKER = ("ACTIVE", "DRAINING")
+
+
+def queue_channel(pool: str) -> str:
+    """The payload that wakes the workers of a pool (on the events channel: one LISTEN for all)."""
+    return f"queue:{pool}"
+
+
+@dataclass(frozen=True)
+class Renewal:
+    worker_status: str | None  # None: the worker row is GONE (or was never registered)
+    attempts: tuple[int, ...]  # the attempts whose leases were renewed: those it still holds
+
+
+def offer_attempt(
+    conn: sa.Connection, attempt_id: int, *, pool: str, slot_kind: str, priority: int, now: datetime
+) -> None:
+    """Put a QUEUED (and due) attempt in a pool's queue, where a worker of the pool claims it."""
+    result = conn.execute(
+        attempts.update()
+        .where(attempts.c.attempt_id == attempt_id, attempts.c.status == "QUEUED", attempts.c.pool.is_(None))
+        .values(pool=pool, slot_kind=slot_kind, priority=priority, queued_at=now)
+    )
+    check_rowcount(
+        result, f"attempt {attempt_id}", "QUEUED and in no pool yet", lambda: found_attempt(conn, attempt_id)
+    )
+    announce(conn, queue_channel(pool))
+
+
+def register_worker(
+    conn: sa.Connection,
+    *,
+    owner_id: str,
+    pool: str,
+    host: str,
+    pid: int,
+    version: str,
+    ingestion_slots: int,
+    warehouse_slots: int,
+    now: datetime,
+) -> int:
+    return int(
+        conn.execute(
+            workers.insert()
+            .values(
+                owner_id=owner_id,
+                pool=pool,
+                host=host,
+                pid=pid,
+                version=version,
+                ingestion_slots=ingestion_slots,
+                warehouse_slots=warehouse_slots,
+                started_at=now,
+                heartbeat_at=now,
+                status="ACTIVE",
+                updated_at=now,
+            )
+            .returning(workers.c.worker_id)
+        ).scalar_one()
+    )
+
+
+def claim_next(
+    conn: sa.Connection,
+    *,
+    pool: str,
+    kinds: Sequence[str],
+    owner_id: str,
+    host: str,
+    lease_until: datetime,
+    now: datetime,
+) -> int | None:
+    """Claim the pool's next queued attempt of one of `kinds` (highest priority, then oldest) for
+    this worker, or None when there is none nobody else is claiming."""
+    picked = (
+        sa.select(attempts.c.attempt_id)
+        .where(attempts.c.status == "QUEUED", attempts.c.pool == pool, attempts.c.slot_kind.in_(list(kinds)))
+        .order_by(attempts.c.priority.desc(), attempts.c.queued_at, attempts.c.attempt_id)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+        .scalar_subquery()
+    )
+    return conn.execute(
+        attempts.update()
+        .where(attempts.c.attempt_id == picked, attempts.c.status == "QUEUED")
+        .values(
+            status="CLAIMED",
+            owner_id=owner_id,
+            host=host,
+            claimed_at=now,
+            heartbeat_at=now,
+            lease_expires_at=lease_until,
+        )
+        .returning(attempts.c.attempt_id)
+    ).scalar_one_or_none()
+
+
+def renew_worker(conn: sa.Connection, *, owner_id: str, lease_until: datetime, now: datetime) -> Renewal:
+    """One statement: the worker's heartbeat and the lease of every attempt it still holds (only
+    while the worker is ACTIVE or DRAINING); returns which those are."""
+    beat = (
+        workers.update()
+        .where(workers.c.owner_id == owner_id, workers.c.status.in_(LIVE_WORKER))
+        .values(heartbeat_at=now, updated_at=now)
+        .returning(workers.c.status)
+        .cte("beat")
+    )
+    renewed = (
+        attempts.update()
+        .where(
+            attempts.c.owner_id == owner_id,
+            attempts.c.status.in_(OWNED_ATTEMPT),
+            sa.exists(sa.select(beat.c.status)),
+        )
+        .values(lease_expires_at=lease_until, heartbeat_at=now)
+        .returning(attempts.c.attempt_id)
+        .cte("renewed")
+    )
+    one = sa.select(sa.literal(1).label("one")).subquery("one")
+    rows = conn.execute(
+        sa.select(
+            sa.select(beat.c.status).scalar_subquery().label("worker_status"),
+            renewed.c.attempt_id,
+        ).select_from(one.outerjoin(renewed, sa.true()))
+    ).all()
+    status = rows[0].worker_status if rows else None
+    return Renewal(status, tuple(r.attempt_id for r in rows if r.attempt_id is not None))
+
+
+def drain_worker(conn: sa.Connection, *, owner_id: str, now: datetime) -> None:
+    """ACTIVE -> DRAINING: it claims nothing new and finishes what it holds."""
+    result = conn.execute(
+        workers.update()
+        .where(workers.c.owner_id == owner_id, workers.c.status == "ACTIVE")
+        .values(status="DRAINING", updated_at=now, status_reason="SIGTERM: draining")
+    )
+    check_rowcount(result, f"worker {owner_id}", "ACTIVE", "not ACTIVE (already draining or gone)")
+
+
+def worker_gone(conn: sa.Connection, *, owner_id: str, reason: str, now: datetime) -> bool:
+    """ACTIVE or DRAINING -> GONE; False when it was GONE already."""
+    result = conn.execute(
+        workers.update()
+        .where(workers.c.owner_id == owner_id, workers.c.status.in_(LIVE_WORKER))
+        .values(status="GONE", stopped_at=now, updated_at=now, status_reason=reason)
+    )
+    return result.rowcount == 1
+
+
+def silent_workers_gone(conn: sa.Connection, *, heartbeat_before: datetime, now: datetime) -> list[str]:
+    """Every live worker whose heartbeat is older than `heartbeat_before` becomes GONE, in one
+    statement; returns their owner ids (their attempts' leases then run out and reconciliation
+    records them LOST)."""
+    return list(
+        conn.execute(
+            workers.update()
+            .where(workers.c.status.in_(LIVE_WORKER), workers.c.heartbeat_at < heartbeat_before)
+            .values(status="GONE", stopped_at=now, updated_at=now, status_reason="missed three heartbeats")
+            .returning(workers.c.owner_id)
+        ).scalars()
+    )
