@@ -75,7 +75,7 @@ def run_grid(
         pipeline = reads.find_pipeline(conn, pipeline_code)
         graph = load_graph(conn, pipeline)
         runs = reads.recent_runs(conn, pipeline.pipeline_id, limit, trigger_kind=trigger_kind, status=status)
-        task_rows = reads.task_runs_of_runs(conn, [r.pipeline_run_id for r in runs])
+        task_rows = reads.task_run_cells(conn, [r.pipeline_run_id for r in runs])
     nodes = ordered(graph)
     grid = []
     for run in runs:
