@@ -10,12 +10,14 @@ finalize step delivered again, and nothing is doubled.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,10 @@ from etl_craft.engine import reads
 from etl_craft.engine.database import open_engine_db
 from etl_craft.engine.schema import tables as t
 from etl_craft.execution.graph import Graph, load_graph
+from etl_craft.services.dag_yaml import DEFAULT_RANGE, dump
+from etl_craft.services.dag_yaml.airflow_range import parse_range
+from etl_craft.services.dag_yaml.check import check_document
+from etl_craft.services.dag_yaml.global_dag import build_global_dag
 from etl_craft.services.demo.walkthrough import create_warehouse, write_project
 from tests.fixtures.cli import ETL_CRAFT, run_cli
 
@@ -66,6 +72,7 @@ for dag_id, dag in bag.dags.items():
                 "upstream": sorted(task.upstream_task_ids),
                 "trigger_rule": str(getattr(task.trigger_rule, "value", task.trigger_rule)),
                 "command": getattr(task, "bash_command", None),
+                "trigger_dag_id": getattr(task, "trigger_dag_id", None),
             }
             for task in dag.tasks
         },
@@ -269,6 +276,46 @@ def test_an_invalid_file_is_an_import_error_naming_it(project: AirflowProject, t
     assert f"etl-craft DAG file {bad_dir / 'future.yml'}: found etl_craft_yaml_version 2" in message
 
 
+def test_the_global_dag_loads_and_triggers_the_pipeline_dags_in_order(project: AirflowProject) -> None:
+    # On the whole demo the global DAG is refused: it would trigger the client pipelines' DAGs, which
+    # remote mode can't express (HAS_DATA).
+    global_config = project.folder / "global-connector.yml"
+    main_config = (project.folder / "craft-connector.yml").read_text()
+    global_config.write_text(main_config.replace("  Mode: remote\n", "  Mode: remote\n  Global_dag: true\n"))
+    refused = run_cli("generate-yml", "--global", "--config", str(global_config), env=project.env(), cwd=project.folder)
+    assert (
+        refused.returncode == 18 and "task client_alpha.alpha_lnd_to_prs: found a HAS_DATA dependency" in refused.stderr
+    )
+    config = load_config(project.folder / "craft-connector.yml", os.environ)
+    settings = dataclasses.replace(config.orchestration, global_dag=True)
+    db = open_engine_db(config)
+    try:
+        with db.read() as conn:
+            pipelines = [p for p in reads.pipelines(conn) if p.pipeline_code in EXPRESSIBLE]
+            rows = reads.pipeline_dependencies(conn, None)
+    finally:
+        db.dispose()
+    document = build_global_dag(pipelines, rows, settings, date.fromisoformat(START), parse_range(DEFAULT_RANGE))
+    check_document(document)
+    folder = project.home / "global-yaml"
+    folder.mkdir()
+    for code in EXPRESSIBLE:
+        (folder / f"{code}.yml").write_text((project.yaml_dir / f"{code}.yml").read_text())
+    (folder / "etl_craft_global.yml").write_text(dump(document))
+    dags = project.home / "global-dags"
+    dags.mkdir()
+    (dags / "etl_craft_dags.py").write_text(DAG_FILE.format(folder=str(folder)))
+    found = project.describe(dags)
+    assert found["errors"] == {}
+    assert sorted(found["dags"]) == sorted([*EXPRESSIBLE, "etl_craft_global"])
+    tasks = found["dags"]["etl_craft_global"]["tasks"]
+    ups = {code: sorted(r.depends_on_pipeline_code for r in rows if r.pipeline_code == code) for code in EXPRESSIBLE}
+    assert {k: (v["type"], v["trigger_dag_id"], v["upstream"], v["trigger_rule"]) for k, v in tasks.items()} == {
+        code: ("TriggerDagRunOperator", code, ups[code], "all_success") for code in EXPRESSIBLE
+    }
+    assert found["dags"]["etl_craft_global"]["tags"] == sorted({"etl-craft", "demo"})
+
+
 def _runs(project: AirflowProject) -> list[Any]:
     runs = t.aud_pipelines_run_log
     return project.rows(
@@ -288,11 +335,13 @@ def _task_runs(project: AirflowProject, run_id: int) -> dict[str, tuple[str, int
     return {r.task_code: (r.status, r.attempt_count) for r in found}
 
 
-def _deliver(project: AirflowProject, step: str, run_id: str) -> subprocess.CompletedProcess[str]:
+def _deliver(project: AirflowProject, step: str, run_id: str, ds: str = "") -> subprocess.CompletedProcess[str]:
     """A worker running a step of the DAG run again, as Airflow would have rendered it."""
     document = yaml.safe_load((project.yaml_dir / f"{RUN_DAG}.yml").read_text())
     command = next(s["command"] for s in document["tasks"] if s["task_id"] == step)
-    words = [w.replace("{{ run_id }}", run_id) for w in shlex.split(command)]
+    words = [
+        w.replace("{{ run_id }}", run_id).replace("{{ data_interval_end | ds }}", ds) for w in shlex.split(command)
+    ]
     return subprocess.run(words, env=project.env(), capture_output=True, text=True, timeout=300, check=False)
 
 
@@ -336,3 +385,33 @@ def test_airflow_runs_a_demo_dag_and_etl_craft_records_it_once(project: AirflowP
         )
     )
     assert {(a.actor, a.actor_kind) for a in actions} == {(f"airflow:{airflow_run_id}", "ORCHESTRATOR")}
+
+    # Clearing the older DAG run re-runs that run, as of its own date; the newer one is untouched.
+    # `airflow dags test` always makes a new DAG run, so the cleared run's steps are delivered as
+    # Airflow's workers would run them after the clear: rendered with that DAG run's id and date.
+    before = {r.pipeline_run_id: r for r in _runs(project)}
+    older_run_id = first.run_key.removeprefix("orchestrator:")
+    older_ds = airflow_runs[older_run_id][0]
+    cleared = project.airflow("tasks", "clear", "--yes", "--start-date", older_ds, "--end-date", older_ds, RUN_DAG)
+    assert cleared.returncode == 0, (cleared.stdout + cleared.stderr)[-4000:]
+    # Airflow 3 sets the cleared DAG run back to queued; Airflow 2.11 leaves a `dags test` run's state.
+    states = {run_id: state for run_id, _, state in project.dag_runs(RUN_DAG)}
+    assert sorted(states) == sorted([older_run_id, airflow_run_id]) and states[airflow_run_id] == "success"
+    document = yaml.safe_load((project.yaml_dir / f"{RUN_DAG}.yml").read_text())
+    for step in document["tasks"]:
+        done = _deliver(project, step["task_id"], older_run_id, older_ds)
+        assert done.returncode == 0, (step["task_id"], done.stdout + done.stderr)
+    first_again, second_again = _runs(project)
+    assert (first_again.pipeline_run_id, second_again.pipeline_run_id) == (
+        first.pipeline_run_id,
+        second.pipeline_run_id,
+    )
+    assert (first_again.status, first_again.run_key, first_again.run_date) == ("SUCCESS", first.run_key, first.run_date)
+    assert _task_runs(project, first.pipeline_run_id) == dict.fromkeys(codes, ("SUCCESS", 2))
+    newer = before[second.pipeline_run_id]
+    assert (second_again.status, second_again.end_date, second_again.output_revision) == (
+        newer.status,
+        newer.end_date,
+        newer.output_revision,
+    )
+    assert _task_runs(project, second.pipeline_run_id) == expected
