@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from etl_craft.engine.database import writing_for
 from etl_craft.engine.schema import tables as t
-from tests.fixtures.harness import Harness, Started, TaskSpec
+from tests.fixtures.harness import Harness, Started, TaskSpec, process_alive
 
 
 def _worker(harness: Harness, *args: str) -> Started:
@@ -178,3 +178,53 @@ def test_a_worker_killed_with_sigkill_loses_its_attempt_which_another_worker_ret
     assert live == 0
     second.signal(signal.SIGTERM)
     assert second.wait(60).returncode == 0
+
+
+@pytest.mark.parametrize("dialect", ["postgresql"])
+def test_the_server_queues_pool_tasks_for_two_workers_and_runs_the_rest_itself(
+    harness: Harness, tmp_path: Path
+) -> None:
+    from datetime import UTC, date, datetime
+
+    from tests.server.overseer_fixtures import Clock, schedule, start_server, stop_server
+
+    tasks = [TaskSpec(f"q{n}", {"touch": str(tmp_path / f"q{n}")}, parameters={"POOL": "etl"}) for n in range(4)]
+    harness.pipeline("S", [*tasks, TaskSpec("own", {"touch": str(tmp_path / "own")})])
+    schedule(harness, "S", "0 * * * *", start=date(2026, 5, 1))
+    workers = [_worker(harness, "--ingestion-slots", "1"), _worker(harness, "--ingestion-slots", "1")]
+    server = start_server(harness, Clock(harness.root / "clock", datetime(2026, 5, 1, 0, 0, 30, tzinfo=UTC)))
+    harness.wait_until(lambda: [r for r in harness.runs() if r.status == "SUCCESS"], 120, "the tick's run to end")
+    stop_server(server)
+    (run,) = harness.runs()
+    owners = {_row(harness, w).owner_id for w in workers}
+    by_task = {a.task_code: a for a in harness.attempts()}
+    assert sorted(by_task) == ["own", "q0", "q1", "q2", "q3"]
+    assert all(by_task[f"q{n}"].status == "SUCCESS" and by_task[f"q{n}"].owner_id in owners for n in range(4))
+    assert by_task["own"].status == "SUCCESS" and by_task["own"].owner_id not in owners and by_task["own"].pool is None
+    assert all((tmp_path / name).read_text() == str(run.pipeline_run_id) for name in by_task)
+    for worker in workers:
+        worker.signal(signal.SIGTERM)
+        assert worker.wait(60).returncode == 0
+
+
+@pytest.mark.parametrize("dialect", ["postgresql"])
+def test_a_worker_times_out_an_attempt_past_its_task_timeout(harness: Harness, tmp_path: Path) -> None:
+    harness.pipeline(
+        "T",
+        [
+            TaskSpec(
+                "stuck", {"wait_for": str(tmp_path / "never")}, parameters={"POOL": "etl", "TASK_TIMEOUT_SECONDS": "2"}
+            )
+        ],
+    )
+    worker = _worker(harness)
+    result = harness.cli("run", "--pipeline_code", "T")
+    assert result.returncode != 0, result
+    (attempt,) = harness.attempts("stuck")
+    assert attempt.status == "TIMED_OUT" and attempt.owner_id == _row(harness, worker).owner_id
+    assert attempt.error_message == "timed out after 2 s (TASK_TIMEOUT_SECONDS); the task process was stopped"
+    harness.wait_until(lambda: not process_alive(attempt.pid), 30, "the task process to be stopped")
+    (run,) = harness.runs()
+    assert run.status == "FAILED"
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(60).returncode == 0
