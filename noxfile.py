@@ -87,6 +87,13 @@ def chaos(session: nox.Session) -> None:
 
 
 @nox.session
+def browser(session: nox.Session) -> None:
+    """The web UI in Debian's chromium through Playwright (left out of a plain pytest run; never a
+    downloaded browser): the acceptance flows, the axe-style check, and release/screenshots/."""
+    uv_run(session, "pytest", "tests/server/ui/test_browser.py", "-m", "browser", "-n", "0", *session.posargs)
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks: each compares with a baseline measured in the same run; results in release/benchmarks/."""
     uv_run(session, "python", "-m", "benchmarks", *session.posargs)

@@ -83,7 +83,10 @@ def test_a_folder_of_good_files_reads_in_name_order(tmp_path: Path) -> None:
             GOOD | {"tasks": [GOOD["tasks"][0] | {"trigger_rule": "none_failed"}]},
             "step __init__ has trigger rule 'none_failed'",
         ),
-        (GOOD | {"tasks": [GOOD["tasks"][0] | {"kind": "python"}]}, "has kind 'python'; expected command or sensor"),
+        (
+            GOOD | {"tasks": [GOOD["tasks"][0] | {"kind": "python"}]},
+            "has kind 'python'; expected command, sensor or trigger",
+        ),
     ],
     ids=["version", "missing-key", "not-yaml", "not-mapping", "order", "trigger-rule", "kind"],
 )

@@ -60,9 +60,9 @@ SQLITE_DEFAULTS = {
 }
 
 # Tables etl-craft adds beyond the reference, created after the documented ones, in this order.
-# AUD_ALERT_DELIVERIES: one row per alert channel delivery (S7.D); CFG_USERS: people of the API (S7.B).
-# AUD_WORKERS: the workers of the PostgreSQL queue (S5.C).
-EXTRA_TABLES = ("AUD_ALERT_DELIVERIES", "CFG_USERS", "AUD_WORKERS")
+# AUD_ALERT_DELIVERIES: one row per alert channel delivery (S7.D); CFG_USERS: people of the API (S7.B);
+# AUD_WORKERS: the workers of the PostgreSQL queue (S5.C); AUD_UI_SESSIONS: the web UI's sign-in sessions (S7.B).
+EXTRA_TABLES = ("AUD_ALERT_DELIVERIES", "CFG_USERS", "AUD_WORKERS", "AUD_UI_SESSIONS")
 
 PRIMARY_KEYS = {
     "CFG_PIPELINES": ("PIPELINE_ID",),
@@ -94,6 +94,7 @@ PRIMARY_KEYS = {
     "AUD_ALERT_DELIVERIES": ("ALERT_DELIVERY_ID",),
     "CFG_USERS": ("USER_ID",),
     "AUD_WORKERS": ("WORKER_ID",),
+    "AUD_UI_SESSIONS": ("SESSION_ID",),
 }
 # Keys that are not generated: the tracker is keyed by its task, migrations by file.
 NATURAL_KEYS = {"AUD_TASK_OFFSET_TRACKER", "SCHEMA_MIGRATIONS", "AUD_TARGET_HASH_VERSION", "AUD_GATE_WAITS"}
@@ -161,6 +162,7 @@ FOREIGN_KEYS = {
         ("PIPELINE_RUN_ID", _R, "PIPELINE_RUN_ID"),
         ("ATTEMPT_ID", "AUD_TASK_ATTEMPTS", "ATTEMPT_ID"),
     },
+    "AUD_UI_SESSIONS": {("USER_ID", "CFG_USERS", "USER_ID")},
 }
 
 # Unique rules etl-craft adds beyond the reference, each with the reason it exists.
@@ -170,6 +172,7 @@ EXTRA_UNIQUE = {
     ("AUD_DOCS_PUBLICATION", ("PUBLISHED_URL",)),  # one row per URL
     ("AUD_GATE_WAITS", ("PIPELINE_RUN_ID", "COALESCE")),  # one wait per run and task (NULL task = the run)
     ("CFG_API_TOKENS", ("TOKEN_SHA256",)),  # a token identifies one credential
+    ("AUD_UI_SESSIONS", ("SESSION_SHA256",)),  # a cookie identifies one session
 }
 
 

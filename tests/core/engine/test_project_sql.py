@@ -168,6 +168,33 @@ def test_the_engine_db_refuses_what_slips_past_the_check(
 
 @pytest.mark.postgres
 @pytest.mark.parametrize("dialect", ["postgresql"], indirect=True)
+@pytest.mark.parametrize(
+    ("script", "found"),
+    [
+        (
+            "SELECT set_config('etl_craft.purpose', '', true);\n"
+            "UPDATE AUD_PIPELINES_RUN_LOG SET RUN_KEY = 'forged';\n"
+            "SELECT set_config('etl_craft.purpose', 'project-sql', true);\n",
+            "it wrote rows of AUD_PIPELINES_RUN_LOG, which only etl-craft writes",
+        ),
+        ("SELECT set_config('etl_craft.purpose', '', true);\n", "it changed the setting etl_craft.purpose to ''"),
+    ],
+    ids=["history_rewritten_behind_a_reset_marker", "marker_left_reset"],
+)
+def test_postgresql_judges_project_sql_by_what_it_did(seeded: EngineDb, script: str, found: str) -> None:
+    """SQL can reset the purpose marker the guard triggers read; the transaction's own row counts and
+    the marker, read again before it commits, still show it, and the whole file is rolled back."""
+    before = _state(seeded)
+    with pytest.raises(MigrationError) as refused:
+        _slip_past_the_check(seeded, f"{BENIGN}{script}")
+    message = refused.value.message
+    assert message.startswith("project migration '0001_slipped.sql' failed and was rolled back"), message
+    assert found in message, message
+    assert _state(seeded) == before
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("dialect", ["postgresql"], indirect=True)
 def test_postgresql_refuses_dropping_a_guard_from_project_sql(seeded: EngineDb) -> None:
     before = _state(seeded)
     with pytest.raises(MigrationError) as refused:

@@ -163,12 +163,91 @@ def test_the_airflow_range_and_the_other_forms_are_refused_with_their_reasons(ha
     assert unbounded.returncode == 2 and "which has no lower bound" in unbounded.stderr
     whole = harness.cli("generate-yml", "--global")
     assert whole.returncode == 3 and "Orchestration.Global_dag false" in whole.stderr
-    _remote(harness, "  Global_dag: true\n")
-    whole = harness.cli("generate-yml", "--global")
-    assert whole.returncode == 18 and "does not generate yet" in whole.stderr
     docs = harness.cli("generate-yml", "--docs")
-    assert docs.returncode == 2 and "no generate-docs command" in docs.stderr
+    assert docs.returncode == 2 and "a catalog DAG, which this release does not generate yet" in docs.stderr
     assert harness.runs() == []
+
+
+def test_the_global_dag_triggers_every_pipeline_in_dependency_order(harness: Harness) -> None:
+    _remote(harness, "  Global_dag: true\n  Tags: [team_a]\n  Retries: 3\n")
+    for code in ("load", "mart", "report", "audit", "alone"):
+        harness.pipeline(code, [TaskSpec("a"), TaskSpec("b")], [("b", "a", "SUCCESS")])
+    harness.migrate(
+        pipeline_dependency("mart", "load")
+        + pipeline_dependency("report", "mart")
+        + pipeline_dependency("report", "load")
+        + pipeline_dependency("audit", "mart", "FAILURE")
+        + "UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '0 6 * * *', SCHEDULE_TIMEZONE = 'Europe/Paris', "
+        "SCHEDULE_START_DATE = '2026-03-01' WHERE PIPELINE_CODE IN ('load', 'mart');\n"
+    )
+    made = harness.cli("generate-yml", "--global")
+    assert made.returncode == 0, str(made)
+    document = yaml.safe_load(made.stdout)
+    check_document(document)
+    assert (document["dag_id"], document["schedule"], document["timezone"], document["start_date"]) == (
+        "etl_craft_global",
+        "0 6 * * *",
+        "Europe/Paris",
+        "2026-03-01",
+    )
+    assert (document["tags"], document["default_args"]["retries"], document["refresh_type"]) == (
+        ["etl-craft", "team_a"],
+        3,
+        None,
+    )
+    assert [
+        (s["task_id"], s["kind"], s["trigger_dag_id"], s["depends_on"], s["trigger_rule"]) for s in document["tasks"]
+    ] == [
+        ("alone", "trigger", "alone", [], "all_success"),
+        ("load", "trigger", "load", [], "all_success"),
+        ("mart", "trigger", "mart", ["load"], "all_success"),
+        ("audit", "trigger", "audit", ["mart"], "all_failed"),
+        ("report", "trigger", "report", ["load", "mart"], "all_success"),
+    ]
+    # Each pipeline's own DAG: no schedule and no pipeline sensor, the global DAG triggers it.
+    mart = yaml.safe_load(harness.cli("generate-yml", "--pipeline_code", "mart").stdout)
+    assert mart["schedule"] is None
+    assert [s["task_id"] for s in mart["tasks"]] == ["__init__", "a", "b", "__finalize__"]
+    assert _steps(mart)["a"]["depends_on"] == ["__init__"]
+
+
+@pytest.mark.parametrize(
+    ("migration", "feature"),
+    [
+        (
+            "UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '0 6 * * *' WHERE PIPELINE_CODE = 'p';\n"
+            "UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '0 7 * * *' WHERE PIPELINE_CODE = 'q';\n",
+            "found pipelines with different RUN_SCHEDULEs: 0 6 * * * (p); 0 7 * * * (q)",
+        ),
+        (
+            pipeline_dependency("q", "p", "HAS_DATA"),
+            "pipeline q: its dependency on pipeline p: found dependency type HAS_DATA",
+        ),
+        (
+            pipeline_dependency("q", "p") + pipeline_dependency("q", "r", "ALWAYS"),
+            "pipeline q: its pipeline dependencies: found mixed dependency types (ALWAYS, SUCCESS) in a global DAG",
+        ),
+        (
+            "UPDATE CFG_TASKS SET RUN_CONDITION = 'N', RUN_CONDITION_COUNT = 1 WHERE TASK_CODE = 'b' "
+            "AND PIPELINE_ID = (SELECT PIPELINE_ID FROM CFG_PIPELINES WHERE PIPELINE_CODE = 'r');\n",
+            "task r.b: found RUN_CONDITION N (RUN_CONDITION_COUNT 1)",
+        ),
+    ],
+    ids=["two-schedules", "has-data", "mixed-types", "a-pipeline-dag-it-cant-express"],
+)
+def test_a_global_dag_remote_mode_cant_express_is_refused_with_exit_18(
+    harness: Harness, migration: str, feature: str
+) -> None:
+    _remote(harness, "  Global_dag: true\n")
+    for code in ("p", "q", "r"):
+        harness.pipeline(
+            code, [TaskSpec("a"), TaskSpec("c"), TaskSpec("b")], [("b", "a", "SUCCESS"), ("b", "c", "SUCCESS")]
+        )
+    harness.migrate(migration)
+    out = harness.project.root / "global.yml"
+    refused = harness.cli("generate-yml", "--global", "--output", str(out))
+    assert refused.returncode == 18 and feature in refused.stderr, str(refused)
+    assert refused.stdout == "" and not out.exists()
 
 
 def test_every_command_splits_back_into_the_arguments_it_was_built_from(harness: Harness) -> None:

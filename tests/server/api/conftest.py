@@ -34,14 +34,16 @@ ADMIN = Actor("admin@test", ActorKind.HUMAN)
 # People signing in with a password (HTTP Basic): an operator, and an admin that was disabled.
 USERS = {"user": ("olga", "a long passphrase 1"), "disabled": ("dora", "a long passphrase 2")}
 SECRET = "s3cr3t-value"  # a sensitive task parameter's value: no response may carry it
+LOG_LINES = ["héllo wörld", "second line"]  # what the extract task prints into its log file
 
 
-def cli_json(project: Project, *args: str) -> Any:
-    """`etl-craft <args> --format json` in this process (a subprocess costs seconds here): its document."""
+def cli_json(project: Project, *args: str, refused: bool = False) -> Any:
+    """`etl-craft <args> --format json` in this process (a subprocess costs seconds here): its document
+    (with `refused`, the error document of a command that must fail)."""
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         status = main([*args, "--config", str(project.config_path), "--format", "json"])
-    assert status == 0, out.getvalue()
+    assert (status != 0) if refused else (status == 0), out.getvalue()
     return json.loads(out.getvalue())
 
 
@@ -53,8 +55,8 @@ class Api:
     tokens: dict[str, str]  # kind -> token value (viewer, operator, developer, admin, revoked, expired, ci-bot)
     project: Project
 
-    def cli(self, *args: str) -> Any:
-        return cli_json(self.project, *args)
+    def cli(self, *args: str, refused: bool = False) -> Any:
+        return cli_json(self.project, *args, refused=refused)
 
     def headers(self, kind: str | None) -> dict[str, str]:
         if kind is None:
@@ -106,7 +108,7 @@ def build_api(root: Path, dialect: str, pg_database: str | None) -> tuple[Api, P
     if pg_database is None:
         migrations.init_db(db)
     harness = Harness(project)
-    tasks = [TaskSpec("extract"), TaskSpec("load", parameters={"API_TOKEN": SECRET})]
+    tasks = [TaskSpec("extract", params={"print": LOG_LINES}), TaskSpec("load", parameters={"API_TOKEN": SECRET})]
     (root / "migrations" / "0001_sales.sql").write_text(pipeline_sql("sales", tasks, [("load", "extract", "SUCCESS")]))
     cli_json(project, "migrate")
     ctx = OperationContext(config=project.load(), db=db, actor=ADMIN)

@@ -25,6 +25,16 @@ SENSOR_KEYS = (
     "depends_on",
     "trigger_rule",
 )
+TRIGGER_KEYS = (
+    "task_id",
+    "kind",
+    "trigger_dag_id",
+    "allowed_states",
+    "failed_states",
+    "poke_interval_seconds",
+    "depends_on",
+    "trigger_rule",
+)
 DAG_KEYS = (
     "etl_craft_yaml_version",
     "airflow_version",
@@ -69,8 +79,10 @@ def _require(condition: bool, path: Path, problem: str) -> None:
 def _check_step(path: Path, step: Any, earlier: set[str]) -> None:
     _require(isinstance(step, dict), path, f"found a step that is a {type(step).__name__}; expected a mapping")
     kind = step.get("kind")
-    keys = {"command": COMMAND_KEYS, "sensor": SENSOR_KEYS}.get(kind)
-    _require(keys is not None, path, f"step {step.get('task_id')!r} has kind {kind!r}; expected command or sensor")
+    keys = {"command": COMMAND_KEYS, "sensor": SENSOR_KEYS, "trigger": TRIGGER_KEYS}.get(kind)
+    _require(
+        keys is not None, path, f"step {step.get('task_id')!r} has kind {kind!r}; expected command, sensor or trigger"
+    )
     assert keys is not None
     missing = [k for k in keys if k not in step]
     _require(not missing, path, f"step {step.get('task_id')!r} lacks {', '.join(missing)}")

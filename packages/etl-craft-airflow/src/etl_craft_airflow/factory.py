@@ -1,5 +1,6 @@
 """Airflow DAGs from etl-craft YAML files: one BashOperator per command step, one ExternalTaskSensor
-per sensor step, edges and trigger rules as written. Runs on Airflow 2.2 to 3.x.
+per sensor step, one TriggerDagRunOperator per trigger step (the global DAG), edges and trigger rules
+as written. Runs on Airflow 2.2 to 3.x.
 
 Airflow does the scheduling, the trigger rules, the sensors and the retries; each step only runs
 `etl-craft run ...` on a worker, and etl-craft records the run, its task runs and attempts.
@@ -22,20 +23,47 @@ def _airflow_version() -> tuple[str, tuple[int, ...]]:
     return text, numbers
 
 
-def _operators() -> tuple[Any, Any, Any]:
-    """DAG, BashOperator and ExternalTaskSensor: from the task SDK and the standard provider on
-    Airflow 3, from airflow itself on Airflow 2."""
+def _operators() -> tuple[Any, Any, Any, Any]:
+    """DAG, BashOperator, ExternalTaskSensor and TriggerDagRunOperator: from the task SDK and the
+    standard provider on Airflow 3, from airflow itself on Airflow 2."""
     try:
         from airflow.providers.standard.operators.bash import BashOperator
+        from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
         from airflow.providers.standard.sensors.external_task import ExternalTaskSensor
     except ImportError:
         from airflow.operators.bash import BashOperator
+        from airflow.operators.trigger_dagrun import TriggerDagRunOperator
         from airflow.sensors.external_task import ExternalTaskSensor
     try:
         from airflow.sdk import DAG
     except ImportError:
         from airflow import DAG
-    return DAG, BashOperator, ExternalTaskSensor
+    return DAG, BashOperator, ExternalTaskSensor, TriggerDagRunOperator
+
+
+def _trigger(operator: Any, step: dict[str, Any], dag: Any) -> Any:
+    """The pipeline's DAG run under this DAG run's id, as of this run's data interval end (its
+    `{{ data_interval_end | ds }}` run date then matches a scheduled run's), waited for; clearing
+    the step re-runs that same DAG run (reset_dag_run)."""
+    import inspect
+
+    # Airflow 3 names the date logical_date, Airflow 2 execution_date.
+    date_name = (
+        "logical_date" if "logical_date" in inspect.signature(operator.__init__).parameters else "execution_date"
+    )
+    return operator(
+        task_id=step["task_id"],
+        trigger_dag_id=step["trigger_dag_id"],
+        trigger_run_id="{{ run_id }}",
+        reset_dag_run=True,
+        wait_for_completion=True,
+        poke_interval=step["poke_interval_seconds"],
+        allowed_states=step["allowed_states"],
+        failed_states=step["failed_states"],
+        trigger_rule=step["trigger_rule"],
+        dag=dag,
+        **{date_name: "{{ data_interval_end }}"},
+    )
 
 
 def _check_airflow_range(dag_file: DagFile, running: str) -> None:
@@ -84,7 +112,7 @@ def _dag_arguments(document: dict[str, Any], version: tuple[int, ...]) -> dict[s
 def build_dag(dag_file: DagFile) -> Any:
     running, version = _airflow_version()
     _check_airflow_range(dag_file, running)
-    dag_class, bash, sensor = _operators()
+    dag_class, bash, sensor, trigger = _operators()
     document = dag_file.document
     dag = dag_class(**_dag_arguments(document, version))
     made: dict[str, Any] = {}
@@ -93,6 +121,8 @@ def build_dag(dag_file: DagFile) -> Any:
             made[step["task_id"]] = bash(
                 task_id=step["task_id"], bash_command=step["command"], trigger_rule=step["trigger_rule"], dag=dag
             )
+        elif step["kind"] == "trigger":
+            made[step["task_id"]] = _trigger(trigger, step, dag)
         else:
             made[step["task_id"]] = sensor(
                 task_id=step["task_id"],

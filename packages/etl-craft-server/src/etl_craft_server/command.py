@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+from etl_craft.cli.banner import add_banner_flag, show_banner
 from etl_craft.cli.framework import Command
 
 log = logging.getLogger("etl_craft.server")
@@ -16,6 +17,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="serve the HTTP API without the overseer (a replica beside the server that runs the pipelines)",
     )
+    add_banner_flag(parser)
 
 
 def _serve_api_only(args: argparse.Namespace) -> int:
@@ -36,6 +38,7 @@ def _serve_api_only(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    show_banner(args, "server: the HTTP API only" if args.api_only else "server: overseer and HTTP API")
     if args.api_only:
         return _serve_api_only(args)
     from etl_craft import __version__ as core_version
@@ -47,6 +50,7 @@ def _serve(args: argparse.Namespace) -> int:
     from etl_craft_server import __version__
     from etl_craft_server.api.listener import ApiListener
     from etl_craft_server.leadership import OverseerHeartbeat, leadership
+    from etl_craft_server.metrics import observe_statements
     from etl_craft_server.overseer import Overseer
     from etl_craft_server.schedule_clock import ScheduleClock
 
@@ -65,6 +69,7 @@ def _serve(args: argparse.Namespace) -> int:
         # The API's own pool, so its readers and the overseer never wait for each other's connections.
         api_db = open_engine_db(ctx.config)
         api = ApiListener(ctx.config, api_db)
+        observe_statements(ctx.db.engine)  # the overseer's statements too, not only the API's
         clock = ScheduleClock.from_environment()
         owner = my_owner_id()
         leading = leadership(ctx.db, __version__, ctx.actor)

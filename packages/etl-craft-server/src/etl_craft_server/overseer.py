@@ -46,6 +46,7 @@ from etl_craft.execution.run_loop.leases import lease_until
 from etl_craft.execution.run_loop.reconcile import LostAttempt, reconcile
 from etl_craft.execution.run_loop.signals import StopSignals
 from etl_craft.execution.run_loop.supervisor import RunSupervisor
+from etl_craft_server.daily_purge import DailyPurge
 from etl_craft_server.events import Events
 from etl_craft_server.metadata_cache import MetadataCache
 from etl_craft_server.schedule_clock import ScheduleClock
@@ -112,6 +113,7 @@ class Overseer:
         # One pool for every run; its fork server preloads every handler, whatever runs first.
         self.pool = local_pool(config, db.dialect, Handler)
         self.pools = Pools(db, self.pool)  # and the queue pools its tasks' POOL parameters name
+        self.daily_purge = DailyPurge(db, config, self.actor, clock.now())
         self.held: dict[int, _Held] = {}
         self.supervised: dict[int, _Supervised] = {}
         self._last_reconcile = float("-inf")
@@ -164,7 +166,9 @@ class Overseer:
                 self._reconcile()
             self.metadata.refresh()
             self._answered()  # the metadata version was read: the Engine DB answers
-            self.schedules.create_due(self.clock.now())
+            now = self.clock.now()
+            self.schedules.create_due(now)
+            self.daily_purge.start_if_due(now)
             self._admit_and_take_over(events)
         self._supervise(events)
 

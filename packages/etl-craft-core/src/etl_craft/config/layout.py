@@ -15,7 +15,7 @@ from etl_craft.config.values import LOOKS_LIKE_VARIABLE, Context, Reader, Settin
 from etl_craft.config.yaml_strict import KeyPath, show_path
 from etl_craft.core.text import did_you_mean
 
-SECTION_ORDER = ("Secrets", "Orchestration", "Engine", "Warehouse", "Cloning", "Docs_site", "Redaction")
+SECTION_ORDER = ("Secrets", "Orchestration", "Engine", "Warehouse", "Cloning", "Docs_site", "Retention", "Redaction")
 REQUIRED_SECTIONS = ("Orchestration", "Engine")
 
 
@@ -61,7 +61,8 @@ def check_layout(ctx: Context, data: object) -> dict[str, object]:
             raise ctx.error(
                 (),
                 f"section {name} is missing",
-                expected="Orchestration and Engine (Secrets, Warehouse, Cloning, Docs_site, Redaction are optional)",
+                expected="Orchestration and Engine"
+                " (Secrets, Warehouse, Cloning, Docs_site, Retention, Redaction are optional)",
                 remedy=f"add the {name} section",
             )
     return data

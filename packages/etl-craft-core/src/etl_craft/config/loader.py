@@ -14,8 +14,9 @@ from pathlib import Path
 
 from etl_craft.config.connections import parse_engine
 from etl_craft.config.layout import check_layout
-from etl_craft.config.model import CloningSettings, ConnectorConfig, SecretsSettings
+from etl_craft.config.model import CloningSettings, ConnectorConfig, RetentionSettings, SecretsSettings
 from etl_craft.config.providers import ProviderSettings, SecretsProvider
+from etl_craft.config.retention import parse_retention
 from etl_craft.config.secrets import SecretSource
 from etl_craft.config.sections import (
     parse_cloning,
@@ -131,6 +132,7 @@ def load_config(path: Path, environ: Mapping[str, str] | None = None) -> Connect
         else CloningSettings()
     )
     docs_site = parse_docs_site(ctx, data["Docs_site"], profile) if "Docs_site" in data else None
+    retention = parse_retention(ctx, data["Retention"]) if "Retention" in data else RetentionSettings()
     redaction = parse_redaction(ctx, data.get("Redaction"))
     return ConnectorConfig(
         path=file,
@@ -141,6 +143,7 @@ def load_config(path: Path, environ: Mapping[str, str] | None = None) -> Connect
         warehouse=warehouse,
         cloning=cloning,
         docs_site=docs_site,
+        retention=retention,
         redaction=redaction,
         literal_variables=tuple(dict.fromkeys(ctx.literals)),
         secrets=ctx.source,

@@ -7,6 +7,7 @@ Secret fields hold variable names only (`*_var`); their values are looked up thr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -84,6 +85,9 @@ class OrchestrationSettings:
     timezone: str = "UTC"
     shutdown_grace_seconds: int = 60
     api_address: str = "127.0.0.1:8730"
+    # The web UI's cookies carry Secure: "auto" when the request came over https (directly or, from a
+    # trusted proxy, by X-Forwarded-Proto), "always" behind a TLS-terminating proxy uvicorn does not trust.
+    ui_cookie_secure: str = "auto"  # "auto" | "always" | "never"
     retries: int = 0
     retry_delay_minutes: int = 5
     global_dag: bool = False
@@ -140,12 +144,25 @@ class CloningSettings:
 
 
 @dataclass(frozen=True)
+class RetentionSettings:
+    """Days each kind of history is kept (None: kept forever) and the daily purge's local time."""
+
+    run_history_days: int = 400
+    attempt_log_days: int = 90
+    consumption_days: int = 400
+    interventions_days: int | None = None
+    daily_at: time = time(3, 0)
+
+
+@dataclass(frozen=True)
 class DocsSiteSettings:
     schedule: str | None = None
     output: Path = Path("catalog")
     authtoken_var: str | None = None
     domain: str | None = None
     allowed_ips: tuple[str, ...] = ()
+    base_url: str | None = None  # the public address behind an organization's reverse proxy, ending in /
+    trusted_proxies: tuple[str, ...] = ()  # whose X-Forwarded-For is believed
 
 
 @dataclass(frozen=True)
@@ -158,6 +175,7 @@ class ConnectorConfig:
     warehouse: ConnectionProfile | None = None
     cloning: CloningSettings = field(default_factory=CloningSettings)
     docs_site: DocsSiteSettings | None = None
+    retention: RetentionSettings = field(default_factory=RetentionSettings)
     redaction: SensitiveNames = field(default_factory=SensitiveNames)  # Redaction.Sensitive_patterns
     # Settings used literally whose text looks like a variable name (key path, text), for doctor.
     literal_variables: tuple[tuple[str, str], ...] = ()

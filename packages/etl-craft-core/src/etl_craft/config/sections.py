@@ -6,7 +6,7 @@ import ipaddress
 import re
 import zoneinfo
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from etl_craft.config.layout import BlockSpec, open_section
 from etl_craft.config.model import (
@@ -57,6 +57,7 @@ ORCHESTRATION_SPEC = BlockSpec(
         "Timezone",
         "Shutdown_grace_seconds",
         "Api_address",
+        "Ui_cookie_secure",
         "Retries",
         "Global_dag",
         "Catchup",
@@ -78,7 +79,9 @@ EMAIL_AUTH_FIELDS = {
     "oauth": ("user", "client_id", "secret", "token_url"),
 }
 CLONING_SPEC = BlockSpec("Cloning", ("Profile", "Enabled", "Scope", "External_volume", "Base_location"))
-DOCS_SITE_SPEC = BlockSpec("Docs_site", ("Profile", "Schedule", "Output", "Authtoken", "Domain", "Allowed_ips"))
+DOCS_SITE_SPEC = BlockSpec(
+    "Docs_site", ("Profile", "Schedule", "Output", "Authtoken", "Domain", "Allowed_ips", "Base_url", "Trusted_proxies")
+)
 REDACTION_SPEC = BlockSpec("Redaction", ("Sensitive_patterns",))
 _PATTERN = re.compile(r"[A-Za-z0-9_*?\[\]!.-]+")
 
@@ -371,6 +374,7 @@ def parse_orchestration(ctx: Context, body: object, default_profile: str | None)
         timezone=_timezone(reader),
         shutdown_grace_seconds=reader.whole("Shutdown_grace_seconds", 60, 0, INT32_MAX),
         api_address=parse_api_address(reader),
+        ui_cookie_secure=reader.choice("Ui_cookie_secure", ("auto", "always", "never"), "auto") or "auto",
         retries=reader.whole("Retries", 0, 0, INT32_MAX),
         retry_delay_minutes=reader.whole("Retry_delay_minutes", 5, 0, INT32_MAX),
         global_dag=reader.boolean("Global_dag", False),
@@ -425,22 +429,35 @@ def parse_cloning(ctx: Context, body: object, default_profile: str | None, *, ha
 
 def parse_docs_site(ctx: Context, body: object, default_profile: str | None) -> DocsSiteSettings:
     reader = open_section(ctx, DOCS_SITE_SPEC, body, default_profile)
-    networks = reader.texts("Allowed_ips")
-    for network in networks:
-        try:
-            ipaddress.ip_network(network, strict=False)
-        except ValueError:
+    for key in ("Allowed_ips", "Trusted_proxies"):
+        for network in reader.texts(key):
+            try:
+                ipaddress.ip_network(network, strict=False)
+            except ValueError:
+                raise reader.error(
+                    key,
+                    found=show(network),
+                    expected="comma-separated IP addresses or CIDR ranges, e.g. 203.0.113.0/24",
+                ) from None
+    base_url = reader.text("Base_url")
+    if base_url is not None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
             raise reader.error(
-                "Allowed_ips",
-                found=show(network),
-                expected="comma-separated IP addresses or CIDR ranges, e.g. 203.0.113.0/24",
-            ) from None
+                "Base_url",
+                found=show(base_url),
+                expected="the site's public address: http(s)://host[:port][/path/], without query or fragment",
+                remedy="write the URL your reverse proxy serves the catalog at, e.g. https://intranet.example.com/catalog/",
+            )
+        base_url = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + "/", "", ""))
     return DocsSiteSettings(
         schedule=reader.text("Schedule"),
         output=reader.path("Output", "catalog") or Path("catalog"),
         authtoken_var=reader.secret_var("Authtoken"),
         domain=reader.text("Domain"),
-        allowed_ips=networks,
+        allowed_ips=reader.texts("Allowed_ips"),
+        base_url=base_url,
+        trusted_proxies=reader.texts("Trusted_proxies"),
     )
 
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from etl_craft.config.model import ConnectorConfig
+from etl_craft.core.enums import ApiRole
 from etl_craft.core.errors import AccessDeniedError, UsageError
 from etl_craft.engine.database import EngineDb
+from etl_craft.services.access.tokens import Bearer
 from etl_craft_server.api import problems
 from etl_craft_server.api.access import (
     FAILURE_LIMIT,
@@ -18,6 +21,7 @@ from etl_craft_server.api.access import (
     FailedSignIns,
     NotAuthenticated,
     TooManyFailures,
+    requires,
 )
 from etl_craft_server.api.routes import ENDPOINTS, router
 
@@ -102,7 +106,29 @@ def create_app(config: ConnectorConfig, db: EngineDb) -> FastAPI:
     app = build_app()
     app.state.api = ApiState(config, db)
     app.state.failed_sign_ins = FailedSignIns()
+    _serve_metrics(app, db)
+    from etl_craft_server.ui.app import build_ui
+
+    ui = build_ui()
+    ui.state.api = app.state.api
+    ui.state.failed_sign_ins = app.state.failed_sign_ins  # one limit for the API's and the UI's sign-ins
+    app.mount("/ui", ui)
     return app
+
+
+def _serve_metrics(app: FastAPI, db: EngineDb) -> None:
+    """GET /metrics for Prometheus (viewer role, as every read): outside /api/v1 and its OpenAPI
+    description, because its body is Prometheus text, not an etl-craft document."""
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    from etl_craft_server.metrics import metrics_registry, observe_statements
+
+    registry = metrics_registry(db)
+    observe_statements(db.engine)
+
+    @app.get("/metrics", include_in_schema=False)
+    def metrics(_bearer: Annotated[Bearer, Depends(requires(ApiRole.VIEWER))]) -> Response:
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
 
 def openapi_text() -> str:

@@ -15,6 +15,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from etl_craft.core import errors as e
+from etl_craft.core.sensitive import DEFAULT_PATTERNS, SensitiveNames
+from etl_craft.core.text import REDACTED
 from etl_craft.engine.retry import TRANSIENT, first_line
 from etl_craft.services.documents import document
 
@@ -100,12 +102,26 @@ def _field(location: tuple[Any, ...]) -> str:
     return ".".join(where) or "the request body"
 
 
+# A body field whose value no answer repeats, whatever Redaction.Sensitive_patterns says: a user's
+# password (POST /users) and anything the default patterns name.
+SECRET_FIELDS = SensitiveNames((*DEFAULT_PATTERNS, "password"))
+
+
+def shown_input(location: tuple[Any, ...], value: Any) -> str:
+    """The value a 422 quotes: *** for a secret field, and a body quoted with its secrets masked."""
+    if location and SECRET_FIELDS.matches(str(location[-1])):
+        return REDACTED
+    if isinstance(value, dict):
+        value = {key: REDACTED if SECRET_FIELDS.matches(str(key)) else item for key, item in value.items()}
+    return repr(value)
+
+
 async def on_bad_input(_request: Request, error: Exception) -> JSONResponse:
     """A request FastAPI could not read into the endpoint's parameters: 422 naming each field."""
     assert isinstance(error, RequestValidationError)
     problems = []
     for item in error.errors():
-        shown = repr(item.get("input"))
+        shown = shown_input(tuple(item.get("loc", ())), item.get("input"))
         shown = shown if len(shown) <= 60 else shown[:60] + "…"
         problems.append(f"{_field(tuple(item.get('loc', ())))} = {shown} ({item.get('msg', 'not valid')})")
     refusal = e.UsageError(

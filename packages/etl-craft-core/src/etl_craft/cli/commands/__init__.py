@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from etl_craft.cli.commands.attempts import ATTEMPT, ATTEMPT_LOG, TASK_RUN
+from etl_craft.cli.commands.catalog import DOCS_VERSION, GENERATE_DOCS, PUBLISH_DOCS
 from etl_craft.cli.commands.config import CONFIG
 from etl_craft.cli.commands.demo import DEMO
 from etl_craft.cli.commands.engine_db import DOCTOR, INIT_DB, MIGRATE, SETUP
@@ -11,6 +13,7 @@ from etl_craft.cli.commands.history import AUDIT, HISTORY
 from etl_craft.cli.commands.inspect import GRAPH, LIST, STEPS
 from etl_craft.cli.commands.interventions import CANCEL, MARK, RECONCILE, REOPEN
 from etl_craft.cli.commands.pause import PAUSE, RESUME
+from etl_craft.cli.commands.purge import PURGE
 from etl_craft.cli.commands.run import RUN
 from etl_craft.cli.commands.status import STATUS
 from etl_craft.cli.commands.targets import LINEAGE, REHASH, UPGRADE_TARGETS
@@ -23,6 +26,7 @@ CORE_COMMANDS: tuple[Command, ...] = (
     CANCEL,
     REOPEN,
     RECONCILE,
+    PURGE,
     REHASH,
     UPGRADE_TARGETS,
     PAUSE,
@@ -32,9 +36,15 @@ CORE_COMMANDS: tuple[Command, ...] = (
     STEPS,
     STATUS,
     EXPLAIN,
+    TASK_RUN,
+    ATTEMPT,
+    ATTEMPT_LOG,
     HISTORY,
     AUDIT,
     LINEAGE,
+    DOCS_VERSION,
+    GENERATE_DOCS,
+    PUBLISH_DOCS,
     GENERATE_YML,
     VALIDATE,
     DOCTOR,

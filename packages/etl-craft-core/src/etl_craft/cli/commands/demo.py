@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from etl_craft.cli.arguments import path
+from etl_craft.cli.banner import add_banner_flag, show_banner
 from etl_craft.cli.framework import Command
 from etl_craft.cli.output import emit, wants_json
 
@@ -17,12 +18,14 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a new or empty folder for the project (default: a new etl-craft-demo folder in the working folder)",
     )
+    add_banner_flag(parser)
 
 
 def _run(args: argparse.Namespace) -> int:
     from etl_craft.cli.demo_display import display_for
     from etl_craft.services.demo.walkthrough import run_demo
 
+    show_banner(args, "demo: a project run end to end")
     json_output = wants_json(args)
     display = display_for(json_output)
     with display:

@@ -104,6 +104,14 @@ def pipeline_created(conn: sa.Connection, pipeline_id: int) -> datetime:
     return found
 
 
+def pipelines_created(conn: sa.Connection) -> dict[int, datetime]:
+    """pipeline_created of every active pipeline, in one statement."""
+    query = sa.select(t.cfg_pipelines.c.pipeline_id, t.cfg_pipelines.c.create_date).where(
+        t.cfg_pipelines.c.active_flag == "Y"
+    )
+    return {r.pipeline_id: r.create_date for r in conn.execute(query)}
+
+
 def pipeline_tasks(conn: sa.Connection, pipeline_id: int) -> list[TaskRow]:
     return tasks_of(conn, [pipeline_id])
 
@@ -209,8 +217,9 @@ class PipelineDependencyRow:
     depends_on_active: bool
 
 
-def pipeline_dependencies(conn: sa.Connection, pipeline_id: int) -> list[PipelineDependencyRow]:
-    """Active CFG_PIPELINE_DEPENDENCY rows in both directions: what the pipeline waits for and what waits for it."""
+def pipeline_dependencies(conn: sa.Connection, pipeline_id: int | None) -> list[PipelineDependencyRow]:
+    """Active CFG_PIPELINE_DEPENDENCY rows in both directions: what the pipeline waits for and what waits for it
+    (every pipeline's, for None)."""
     dep = t.cfg_pipeline_dependency
     down = t.cfg_pipelines.alias("down")
     up = t.cfg_pipelines.alias("up")
@@ -226,12 +235,11 @@ def pipeline_dependencies(conn: sa.Connection, pipeline_id: int) -> list[Pipelin
         )
         .join(down, down.c.pipeline_id == dep.c.pipeline_id)
         .join(up, up.c.pipeline_id == dep.c.depends_on_pipeline_id)
-        .where(
-            dep.c.active_flag == "Y",
-            sa.or_(dep.c.pipeline_id == pipeline_id, dep.c.depends_on_pipeline_id == pipeline_id),
-        )
+        .where(dep.c.active_flag == "Y")
         .order_by(dep.c.pipeline_dependency_id)
     )
+    if pipeline_id is not None:
+        query = query.where(sa.or_(dep.c.pipeline_id == pipeline_id, dep.c.depends_on_pipeline_id == pipeline_id))
     return [
         PipelineDependencyRow(
             pipeline_dependency_id=r.pipeline_dependency_id,

@@ -124,23 +124,60 @@ def pipelines_with_unfinished_runs(conn: sa.Connection, pipeline_ids: Iterable[i
 
 
 def recent_runs(
-    conn: sa.Connection, pipeline_id: int, limit: int | None = 20, before: int | None = None
+    conn: sa.Connection,
+    pipeline_id: int,
+    limit: int | None = 20,
+    before: int | None = None,
+    *,
+    trigger_kind: str | None = None,
+    status: str | None = None,
 ) -> list[RunRow]:
+    runs = t.aud_pipelines_run_log
     query = (
-        sa.select(*columns_of(t.aud_pipelines_run_log, RunRow))
-        .where(t.aud_pipelines_run_log.c.pipeline_id == pipeline_id)
-        .order_by(t.aud_pipelines_run_log.c.pipeline_run_id.desc())
+        sa.select(*columns_of(runs, RunRow))
+        .where(runs.c.pipeline_id == pipeline_id)
+        .order_by(runs.c.pipeline_run_id.desc())
     )
     if before is not None:
-        query = query.where(t.aud_pipelines_run_log.c.pipeline_run_id < before)
+        query = query.where(runs.c.pipeline_run_id < before)
+    if trigger_kind is not None:
+        query = query.where(runs.c.trigger_kind == trigger_kind)
+    if status is not None:
+        query = query.where(runs.c.status == status)
     if limit is not None:
         query = query.limit(limit)
     return rows_of(RunRow, conn.execute(query))
 
 
+def latest_runs(conn: sa.Connection, pipeline_ids: Iterable[int]) -> dict[int, RunRow]:
+    """Each pipeline's newest run, in one read (by pipeline id; a pipeline without runs is absent)."""
+    runs = t.aud_pipelines_run_log
+    ids = list(pipeline_ids)
+    if not ids:
+        return {}
+    newest = (
+        sa.select(sa.func.max(runs.c.pipeline_run_id)).where(runs.c.pipeline_id.in_(ids)).group_by(runs.c.pipeline_id)
+    )
+    query = sa.select(*columns_of(runs, RunRow)).where(runs.c.pipeline_run_id.in_(newest))
+    return {r.pipeline_id: r for r in rows_of(RunRow, conn.execute(query))}
+
+
 def task_runs_of(conn: sa.Connection, run_id: int) -> dict[int, TaskRunRow]:
     query = sa.select(*columns_of(t.aud_task_run_log, TaskRunRow)).where(t.aud_task_run_log.c.pipeline_run_id == run_id)
     return {r.task_id: r for r in rows_of(TaskRunRow, conn.execute(query))}
+
+
+def task_runs_of_runs(conn: sa.Connection, run_ids: Iterable[int]) -> dict[int, dict[int, TaskRunRow]]:
+    """The task rows of several runs in one read: by run id, then by task id."""
+    ids = list(run_ids)
+    found: dict[int, dict[int, TaskRunRow]] = {run_id: {} for run_id in ids}
+    if ids:
+        query = sa.select(*columns_of(t.aud_task_run_log, TaskRunRow)).where(
+            t.aud_task_run_log.c.pipeline_run_id.in_(ids)
+        )
+        for row in rows_of(TaskRunRow, conn.execute(query)):
+            found[row.pipeline_run_id][row.task_id] = row
+    return found
 
 
 def task_runs_of_task(conn: sa.Connection, task_id: int, from_run_id: int | None = None) -> dict[int, TaskRunRow]:
@@ -164,6 +201,16 @@ def attempts_of_run(conn: sa.Connection, run_id: int) -> dict[int, list[AttemptR
     for row in rows_of(AttemptRow, conn.execute(query)):
         found.setdefault(row.task_run_id, []).append(row)
     return found
+
+
+def attempts_of_task_run(conn: sa.Connection, task_run_id: int) -> list[AttemptRow]:
+    """One task run's attempts, oldest first."""
+    query = (
+        sa.select(*columns_of(t.aud_task_attempts, AttemptRow))
+        .where(t.aud_task_attempts.c.task_run_id == task_run_id)
+        .order_by(t.aud_task_attempts.c.attempt_number)
+    )
+    return rows_of(AttemptRow, conn.execute(query))
 
 
 @dataclass(frozen=True)
@@ -243,6 +290,12 @@ def attempt(conn: sa.Connection, attempt_id: int) -> AttemptRow | None:
         sa.select(*columns_of(t.aud_task_attempts, AttemptRow)).where(t.aud_task_attempts.c.attempt_id == attempt_id)
     ).one_or_none()
     return AttemptRow(**row._mapping) if row else None
+
+
+def stored_attempt_log(conn: sa.Connection, attempt_id: int) -> str | None:
+    """The log text stored on the attempt when it ended (None while it runs)."""
+    a = t.aud_task_attempts
+    return conn.execute(sa.select(a.c.task_log).where(a.c.attempt_id == attempt_id)).scalar_one_or_none()
 
 
 def owned_attempts(conn: sa.Connection, pipeline_id: int | None = None) -> list[AttemptRow]:

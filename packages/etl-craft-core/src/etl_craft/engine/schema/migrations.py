@@ -22,7 +22,7 @@ from etl_craft.core.errors import EngineDbError, MigrationError
 from etl_craft.core.text import not_utf8
 from etl_craft.engine import locks
 from etl_craft.engine.database import EngineDb, recording_migration
-from etl_craft.engine.schema.scripts import StatementFailed
+from etl_craft.engine.schema.scripts import ScriptRefused, StatementFailed
 from etl_craft.engine.schema.tables import schema_migrations
 
 PROJECT_FILE = re.compile(r"^\d{4}_[A-Za-z0-9][A-Za-z0-9_.-]*\.sql$")
@@ -304,10 +304,11 @@ def _apply(db: EngineDb, migration: MigrationFile) -> None:
             else:
                 db.dialect.execute_script(conn, migration.sql)
             _record(conn, migration)
-    except (sa.exc.DBAPIError, StatementFailed) as exc:
-        where, detail = (
-            (f", {exc.statement.describe()},", exc.detail) if isinstance(exc, StatementFailed) else ("", str(exc.orig))
-        )
+    except (sa.exc.DBAPIError, StatementFailed, ScriptRefused) as exc:
+        if isinstance(exc, StatementFailed):
+            where, detail = f", {exc.statement.describe()},", exc.detail
+        else:
+            where, detail = "", str(exc.orig) if isinstance(exc, sa.exc.DBAPIError) else str(exc)
         raise MigrationError(
             f"{migration.source.value.lower()} migration {migration.version!r}{where} failed and was rolled back",
             found="; ".join(line.strip() for line in detail.splitlines() if line.strip()),

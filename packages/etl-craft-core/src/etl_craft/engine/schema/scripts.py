@@ -27,3 +27,8 @@ class StatementFailed(Exception):
         super().__init__(f"{statement.describe()}: {detail}")
         self.statement = statement
         self.detail = detail
+
+
+class ScriptRefused(Exception):
+    """The database refused a script as a whole, judged after its statements ran: no one statement
+    is to blame (what it found is the message)."""

@@ -339,6 +339,7 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         indexes=(
             Index("ix_pipeline_run_active", ("STATUS", "PIPELINE_ID"), "STATUS IN ('QUEUED', 'IN-PROGRESS')"),
             Index("ix_pipeline_run_pipeline", ("PIPELINE_ID", "PIPELINE_RUN_ID")),
+            Index("ix_pipeline_run_started", ("PIPELINE_ID", "START_DATE")),
         ),
     ),
     TableSpec(
@@ -401,7 +402,10 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
             Col("REQUESTED_BY_KIND", "VARCHAR", default=ACTOR_KIND, allowed=ACTOR_KINDS),
         ),
         ("INTERVENTION_ID",),
-        indexes=(Index("ix_interventions_run", ("PIPELINE_RUN_ID",)),),
+        indexes=(
+            Index("ix_interventions_run", ("PIPELINE_RUN_ID",)),
+            Index("ix_interventions_requested", ("REQUESTED_AT",)),
+        ),
         guard=GUARD_APPEND_ONLY,
     ),
     TableSpec(
@@ -434,6 +438,7 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         ),
         ("BUSINESS_RULE_RUN_ID",),
         unique=(Unique("ux_business_rule_run", ("BUSINESS_RULE_ID", "TASK_RUN_ID")),),
+        indexes=(Index("ix_business_rule_run_task_run", ("TASK_RUN_ID",)),),
     ),
     TableSpec(
         "AUD_BUSINESS_RULES_RESULTS",
@@ -452,6 +457,7 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         unique=(
             Unique("ux_business_rule_flag_active", ("BUSINESS_RULE_ID", "BUSINESS_RULE_KEY"), "ACTIVE_FLAG = 'Y'"),
         ),
+        indexes=(Index("ix_business_rule_results_run", ("BUSINESS_RULE_RUN_ID",)),),
     ),
     TableSpec(
         "AUD_TASK_OFFSET_TRACKER",
@@ -531,6 +537,9 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
             Index("ix_consumption_pipeline_dependency", ("PIPELINE_DEPENDENCY_ID", "CONSUMPTION_ID")),
             Index("ix_consumption_task_dependency", ("TASK_DEPENDENCY_ID", "CONSUMPTION_ID")),
             Index("ix_consumption_task_run", ("CONSUMED_TASK_RUN_ID",)),
+            Index("ix_consumption_run", ("PIPELINE_RUN_ID",)),
+            Index("ix_consumption_consumed_run", ("CONSUMED_PIPELINE_RUN_ID",)),
+            Index("ix_consumption_consumed_at", ("CONSUMED_AT",)),
         ),
         guard=GUARD_APPEND_ONLY,
     ),
@@ -636,7 +645,12 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
                 "(PIPELINE_DEPENDENCY_ID IS NULL) <> (TASK_DEPENDENCY_ID IS NULL)",
             ),
         ),
-        indexes=(Index("ix_gate_decisions_run", ("PIPELINE_RUN_ID",)),),
+        indexes=(
+            Index("ix_gate_decisions_run", ("PIPELINE_RUN_ID",)),
+            Index("ix_gate_decisions_attempt", ("ATTEMPT_ID",)),
+            Index("ix_gate_decisions_selected_run", ("SELECTED_PIPELINE_RUN_ID",)),
+            Index("ix_gate_decisions_selected_task_run", ("SELECTED_TASK_RUN_ID",)),
+        ),
         guard=GUARD_APPEND_ONLY,
     ),
     TableSpec(
@@ -657,7 +671,7 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
             Col("EXIT_CODE", "INT"),
         ),
         ("ACTION_ID",),
-        indexes=(Index("ix_actions_started", ("STARTED_AT",)),),
+        indexes=(Index("ix_actions_started", ("STARTED_AT",)), Index("ix_actions_run", ("PIPELINE_RUN_ID",))),
         guard=GUARD_APPEND_ONLY,
     ),
     TableSpec(
@@ -755,7 +769,10 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         ),
         ("ALERT_DELIVERY_ID",),
         checks=(Check("ck_alert_delivery_tries", "TRIES >= 1", "TRIES >= 1"),),
-        indexes=(Index("ix_alert_deliveries_run", ("PIPELINE_RUN_ID", "EVENT")),),
+        indexes=(
+            Index("ix_alert_deliveries_run", ("PIPELINE_RUN_ID", "EVENT")),
+            Index("ix_alert_deliveries_attempt", ("ATTEMPT_ID",)),
+        ),
         guard=GUARD_APPEND_ONLY,
         remedy="alert deliveries are recorded by etl-craft itself",
     ),
@@ -801,6 +818,25 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         unique=(Unique("ux_workers_owner", ("OWNER_ID",)),),
         indexes=(Index("ix_workers_live", ("POOL", "HEARTBEAT_AT"), "STATUS IN ('ACTIVE','DRAINING')"),),
         remedy="start and stop workers with etl-craft worker",
+    ),
+    TableSpec(
+        "AUD_UI_SESSIONS",
+        (
+            Col("SESSION_ID", "BIGSERIAL", nullable=False),
+            # The SHA-256 of the cookie's value: a copy of the Engine DB holds no usable session.
+            Col("SESSION_SHA256", "VARCHAR(64)", nullable=False),
+            _ref("USER_ID", "CFG_USERS"),
+            Col("ADDRESS", "VARCHAR(64)", nullable=False),
+            Col("CREATED_AT", "TIMESTAMP", nullable=False),
+            Col("EXPIRES_AT", "TIMESTAMP", nullable=False),
+            # When the UI last accepted the session (to the minute, as a token's last use).
+            Col("LAST_SEEN_AT", "TIMESTAMP", nullable=False),
+            Col("ENDED_AT", "TIMESTAMP"),
+        ),
+        ("SESSION_ID",),
+        unique=(Unique("ux_ui_sessions_sha256", ("SESSION_SHA256",)),),
+        indexes=(Index("ix_ui_sessions_user", ("USER_ID",)),),
+        remedy="sign in and out through the web UI (etl-craft server)",
     ),
 )
 
@@ -931,5 +967,6 @@ aud_overseers = T["aud_overseers"]
 aud_gate_waits = T["aud_gate_waits"]
 cfg_api_tokens = T["cfg_api_tokens"]
 cfg_users = T["cfg_users"]
+aud_ui_sessions = T["aud_ui_sessions"]
 aud_alert_deliveries = T["aud_alert_deliveries"]
 aud_workers = T["aud_workers"]

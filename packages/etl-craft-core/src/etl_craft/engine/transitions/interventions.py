@@ -11,6 +11,7 @@ from etl_craft.core.actor import Actor
 from etl_craft.core.enums import (
     FINISHED_RUN,
     LIVE_ATTEMPT,
+    OWN_TASK_END,
     UNFINISHED_RUN,
     InterventionAction,
     RunStatus,
@@ -237,7 +238,7 @@ def mark_task(
     Attempts keep their own evidence; only the summary changes. Returns the status it had (None when
     the task had not run).
     """
-    assert status in ("SUCCESS", "FAILED", "SKIPPED")
+    assert status in OWN_TASK_END
     existing = conn.execute(
         sa.select(task_runs.c.task_run_id, task_runs.c.status, task_runs.c.error_message).where(
             task_runs.c.pipeline_run_id == pipeline_run_id, task_runs.c.task_id == task_id

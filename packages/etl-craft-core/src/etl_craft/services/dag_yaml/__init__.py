@@ -8,16 +8,17 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from etl_craft.core.errors import ConfigurationError, RemoteUnsupportedError, UsageError
+from etl_craft.core.errors import ConfigurationError, UsageError
 from etl_craft.engine import reads
 from etl_craft.execution.graph import load_graph
 from etl_craft.services.context import OperationContext
 from etl_craft.services.dag_yaml.airflow_range import DEFAULT_RANGE, parse_range
 from etl_craft.services.dag_yaml.build import build_dag
 from etl_craft.services.dag_yaml.check import check_document
-from etl_craft.services.runs.remote import checked_upstreams
+from etl_craft.services.dag_yaml.global_dag import build_global_dag
+from etl_craft.services.runs.remote import checked_upstreams, require_remote_support, upstream_pipelines
 
-__all__ = ["DEFAULT_RANGE", "GeneratedYaml", "dag_document", "dump", "generate_yml"]
+__all__ = ["DEFAULT_RANGE", "GeneratedYaml", "dag_document", "dump", "generate_yml", "global_document"]
 
 
 @dataclass(frozen=True)
@@ -55,28 +56,48 @@ def _local_date(moment: datetime, zone: ZoneInfo) -> Any:
     return aware.astimezone(zone).date()
 
 
-def _refuse_other_forms(ctx: OperationContext, whole: bool, docs: bool) -> None:
-    if docs:
-        raise UsageError(
-            "etl-craft generate-yml --docs",
-            found="no generate-docs command in this release for a DAG to run",
-            expected="--pipeline_code CODE",
-            remedy="schedule the catalog site when generate-docs ships; Docs_site.Schedule is kept for it",
-        )
-    if whole and not ctx.config.orchestration.global_dag:
+def global_document(ctx: OperationContext, airflow_range: str) -> dict[str, Any]:
+    """The checked global DAG document: one step per active pipeline, triggering its DAG."""
+    settings = ctx.config.orchestration
+    if not settings.global_dag:
         raise ConfigurationError(
             "etl-craft generate-yml --global",
             found="Orchestration.Global_dag false",
             expected="Orchestration.Global_dag: true to allow one DAG for every pipeline",
             remedy="set Global_dag: true, or generate one DAG per pipeline with --pipeline_code",
         )
-    if whole:
-        raise RemoteUnsupportedError(
+    airflow = parse_range(airflow_range)
+    with ctx.db.read() as conn:
+        pipelines = reads.pipelines(conn)
+        rows = reads.pipeline_dependencies(conn, None)
+        created = reads.pipelines_created(conn)
+        # The global DAG triggers each pipeline's DAG: each must be one remote mode can express.
+        for pipeline in pipelines:
+            graph = load_graph(conn, pipeline)
+            require_remote_support(graph, upstream_pipelines(graph, rows))
+    starts = [
+        p.schedule_start_date or _local_date(created[p.pipeline_id], ZoneInfo(p.schedule_timezone or settings.timezone))
+        for p in pipelines
+    ]
+    if not pipelines:
+        raise ConfigurationError(
             "etl-craft generate-yml --global",
-            found="a global DAG, which this release does not generate yet",
-            expected="one DAG per pipeline (--pipeline_code); pipeline dependencies become sensors",
-            remedy="generate each pipeline's DAG with --pipeline_code and deploy them together",
+            found="no active pipeline",
+            expected="at least one pipeline with ACTIVE_FLAG Y",
+            remedy="add a pipeline in a project migration and run etl-craft migrate",
         )
+    document = build_global_dag(pipelines, rows, settings, min(starts), airflow)
+    check_document(document)
+    return document
+
+
+def _refuse_docs() -> None:
+    raise UsageError(
+        "etl-craft generate-yml --docs",
+        found="no generate-docs command in this release for a DAG to run",
+        expected="--pipeline_code CODE or --global",
+        remedy="schedule the catalog site when generate-docs ships; Docs_site.Schedule is kept for it",
+    )
 
 
 def generate_yml(
@@ -88,9 +109,13 @@ def generate_yml(
     airflow_range: str = DEFAULT_RANGE,
     output: Path | None = None,
 ) -> GeneratedYaml:
-    _refuse_other_forms(ctx, whole, docs)
-    assert pipeline_code is not None
-    document = dag_document(ctx, pipeline_code, airflow_range)
+    if docs:
+        _refuse_docs()
+    if whole:
+        document = global_document(ctx, airflow_range)
+    else:
+        assert pipeline_code is not None  # the CLI requires one of the three forms
+        document = dag_document(ctx, pipeline_code, airflow_range)
     text = dump(document)
     if output is not None:
         try:

@@ -150,7 +150,8 @@ def build_dag(
         }
     ]
     pipeline_sensors = []
-    for row in sorted(waits_for, key=lambda r: r.depends_on_pipeline_code):
+    # With Global_dag the global DAG triggers this one after its upstream pipelines: no pipeline sensors.
+    for row in [] if settings.global_dag else sorted(waits_for, key=lambda r: r.depends_on_pipeline_code):
         step_id = _task_sensor_id(row.depends_on_pipeline_code)
         pipeline_sensors.append(step_id)
         steps.append(_sensor(step_id, row.depends_on_pipeline_code, None, DependencyType(row.dependency_type), timeout))
@@ -173,7 +174,8 @@ def build_dag(
             "trigger_rule": "all_done",
         }
     )
-    schedule = pipeline.run_schedule if settings.allow_schedule else None
+    # With Global_dag only the global DAG has a schedule: it triggers this DAG.
+    schedule = pipeline.run_schedule if settings.allow_schedule and not settings.global_dag else None
     return {
         "etl_craft_yaml_version": YAML_VERSION,
         "generated_by": f"etl-craft {__version__}",

@@ -1,5 +1,6 @@
 """Checks of a generated DAG document before anything is written: the shipped JSON Schema, and the
-graph rules a schema can't state (S2.H.2: no step depends on itself, control steps exactly once)."""
+graph rules a schema can't state (S2.H.2: no step depends on itself; a pipeline DAG has its control steps
+exactly once, a global DAG only trigger steps)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,10 @@ def check_document(document: dict[str, Any]) -> None:
         raise _broken(dag_id, f"{where}: {problem.message}", f"a document valid against {SCHEMA_FILE}")
     steps = document["tasks"]
     counts = Counter(step["task_id"] for step in steps)
-    for control in (INIT, FINALIZE):
+    pipeline_dag = any(step["kind"] != "trigger" for step in steps)
+    if pipeline_dag and any(step["kind"] == "trigger" for step in steps):
+        raise _broken(dag_id, "trigger steps beside a pipeline's steps", "a pipeline DAG or a global DAG")
+    for control in (INIT, FINALIZE) if pipeline_dag else ():
         if counts[control] != 1:
             raise _broken(dag_id, f"{counts[control]} {control} step(s)", f"exactly one {control} step")
     repeated = sorted(step_id for step_id, n in counts.items() if n > 1)
@@ -66,5 +70,5 @@ def check_document(document: dict[str, Any]) -> None:
                 "steps listed after everything they depend on",
             )
         earlier.add(step["task_id"])
-    if steps[0]["task_id"] != INIT or steps[-1]["task_id"] != FINALIZE:
+    if pipeline_dag and (steps[0]["task_id"] != INIT or steps[-1]["task_id"] != FINALIZE):
         raise _broken(dag_id, "control steps out of place", f"{INIT} first and {FINALIZE} last")

@@ -19,6 +19,7 @@ from etl_craft.engine.database import EngineDb, writing_for
 from etl_craft.engine.dialects.base import EngineDialect, Listener
 from etl_craft.engine.dialects.postgresql import access, connect, locks
 from etl_craft.engine.dialects.postgresql.listen import PostgresListener
+from etl_craft.engine.schema.scripts import ScriptRefused
 from etl_craft.engine.schema.tables import PROJECT_SQL
 
 _READ_ONLY_TRANSACTION = "25006"
@@ -148,11 +149,15 @@ class PostgresDialect(EngineDialect):
         with writing_for(PROJECT_SQL):
             conn.exec_driver_sql(_SET_PURPOSE, (PROJECT_SQL,))
             confined = bool(conn.exec_driver_sql(access.MIGRATOR_READY).scalar())
+            before = access.rows_written(conn)
             if confined:
                 conn.exec_driver_sql(f"SET LOCAL ROLE {access.MIGRATOR_ROLE}")
             yield
         if confined:
             conn.exec_driver_sql("SET LOCAL ROLE NONE")
+        refused = access.project_sql_effects(conn, before, PROJECT_SQL)
+        if refused:
+            raise ScriptRefused(refused)  # the caller's transaction rolls back
         conn.exec_driver_sql(_SET_PURPOSE, ("",))
 
     def table_names(self, conn: sa.Connection) -> list[str]:

@@ -22,6 +22,37 @@ MIGRATOR_READY = f"""
              AND pg_has_role(current_user, '{MIGRATOR_ROLE}', 'MEMBER')
         ELSE false END
 """
+# Rows each table of the schema gained, lost or changed in the open transaction, and the settings
+# the guard triggers trust. SQL can reset those settings (set_config on the purpose marker; on a
+# superuser login, session_replication_role switches triggers off), not the transaction's counters,
+# so project SQL is judged again by what it did before its transaction commits.
+_PROJECT_SQL_EFFECTS = """
+    SELECT current_setting('etl_craft.purpose', true), current_setting('session_replication_role'),
+           coalesce((SELECT json_object_agg(upper(relname), n_tup_ins + n_tup_upd + n_tup_del)
+                     FROM pg_stat_xact_user_tables WHERE schemaname = current_schema()), '{}')
+"""
+# What project SQL may write: the metadata tables, and their recorded changes (by their triggers).
+PROJECT_SQL_TABLES = frozenset((*METADATA_TABLES, "AUD_METADATA_CHANGES"))
+
+
+def rows_written(conn: sa.Connection) -> dict[str, int]:
+    """Rows written per table (upper-case name) so far in the transaction of `conn`."""
+    return dict(conn.exec_driver_sql(_PROJECT_SQL_EFFECTS).one()[2])
+
+
+def project_sql_effects(conn: sa.Connection, before: dict[str, int], purpose: str) -> str | None:
+    """What project SQL did that it may not, judged after it ran: None when it wrote metadata only."""
+    marker, replication_role, after = conn.exec_driver_sql(_PROJECT_SQL_EFFECTS).one()
+    foreign = sorted(name for name, n in after.items() if n > before.get(name, 0) and name not in PROJECT_SQL_TABLES)
+    if foreign:
+        return f"it wrote rows of {', '.join(foreign)}, which only etl-craft writes (refused: metadata tables only)"
+    if marker != purpose:
+        return f"it changed the setting etl_craft.purpose to {marker!r} (refused: the guards read it)"
+    if replication_role != "origin":
+        return f"it set session_replication_role to {replication_role!r} (refused: it switches the guards off)"
+    return None
+
+
 _DDL_GUARD = "SELECT EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'etl_craft_ddl_guard_' || current_schema())"
 
 _FOREIGN_WRITE_GRANTS = """
