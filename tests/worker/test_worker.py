@@ -11,8 +11,12 @@ import pytest
 import sqlalchemy as sa
 
 from etl_craft.engine.database import writing_for
+from etl_craft.engine.schema import migrations
 from etl_craft.engine.schema import tables as t
 from tests.fixtures.harness import Harness, Started, TaskSpec, process_alive
+
+# What AUD_WORKERS.VERSION records after the core release: the last ENGINE migration it ships.
+LAST_MIGRATION = migrations.packaged_migrations("postgresql")[-1].version.removesuffix(".sql")
 
 
 def _worker(harness: Harness, *args: str) -> Started:
@@ -45,7 +49,7 @@ def test_a_worker_of_another_schema_version_refuses_to_start(harness: Harness) -
         conn.execute(t.schema_migrations.delete().where(t.schema_migrations.c.version == "0006_cluster.sql"))
     result = harness.cli("worker", "--pool", "etl", timeout=60)
     assert result.returncode == 13, result
-    assert "error: etl-craft worker 0.1.0+0006_cluster" in result.stderr
+    assert f"error: etl-craft worker 0.1.0+{LAST_MIGRATION}" in result.stderr
     assert "0006_cluster.sql" in result.stderr and "pip install etl-craft-worker" in result.stderr
     assert harness.rows(t.aud_workers) == []
 
@@ -90,7 +94,7 @@ def test_a_worker_runs_its_pools_attempts_and_drains_on_sigterm(harness: Harness
     assert by_task["a"].owner_id == row.owner_id == by_task["b"].owner_id
     assert by_task["c"].owner_id != row.owner_id
     assert (row.pool, row.status, row.ingestion_slots, row.warehouse_slots) == ("etl", "ACTIVE", 2, 1)
-    assert row.version == "0.1.0+0006_cluster" and row.updated_at >= row.started_at
+    assert row.version == f"0.1.0+{LAST_MIGRATION}" and row.updated_at >= row.started_at
     # Its attempts' logs are where a local attempt's would be, beside the project.
     log = harness.root / "logs" / "Q" / f"run-{run.pipeline_run_id}" / "a.attempt-1.log"
     assert log.exists()
