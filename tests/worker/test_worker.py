@@ -11,8 +11,12 @@ import pytest
 import sqlalchemy as sa
 
 from etl_craft.engine.database import writing_for
+from etl_craft.engine.schema import migrations
 from etl_craft.engine.schema import tables as t
-from tests.fixtures.harness import Harness, Started, TaskSpec
+from tests.fixtures.harness import Harness, Started, TaskSpec, process_alive
+
+# What AUD_WORKERS.VERSION records after the core release: the last ENGINE migration it ships.
+LAST_MIGRATION = migrations.packaged_migrations("postgresql")[-1].version.removesuffix(".sql")
 
 
 def _worker(harness: Harness, *args: str) -> Started:
@@ -45,7 +49,7 @@ def test_a_worker_of_another_schema_version_refuses_to_start(harness: Harness) -
         conn.execute(t.schema_migrations.delete().where(t.schema_migrations.c.version == "0006_cluster.sql"))
     result = harness.cli("worker", "--pool", "etl", timeout=60)
     assert result.returncode == 13, result
-    assert "error: etl-craft worker 0.1.0+0006_cluster" in result.stderr
+    assert f"error: etl-craft worker 0.1.0+{LAST_MIGRATION}" in result.stderr
     assert "0006_cluster.sql" in result.stderr and "pip install etl-craft-worker" in result.stderr
     assert harness.rows(t.aud_workers) == []
 
@@ -90,7 +94,7 @@ def test_a_worker_runs_its_pools_attempts_and_drains_on_sigterm(harness: Harness
     assert by_task["a"].owner_id == row.owner_id == by_task["b"].owner_id
     assert by_task["c"].owner_id != row.owner_id
     assert (row.pool, row.status, row.ingestion_slots, row.warehouse_slots) == ("etl", "ACTIVE", 2, 1)
-    assert row.version == "0.1.0+0006_cluster" and row.updated_at >= row.started_at
+    assert row.version == f"0.1.0+{LAST_MIGRATION}" and row.updated_at >= row.started_at
     # Its attempts' logs are where a local attempt's would be, beside the project.
     log = harness.root / "logs" / "Q" / f"run-{run.pipeline_run_id}" / "a.attempt-1.log"
     assert log.exists()
@@ -178,3 +182,53 @@ def test_a_worker_killed_with_sigkill_loses_its_attempt_which_another_worker_ret
     assert live == 0
     second.signal(signal.SIGTERM)
     assert second.wait(60).returncode == 0
+
+
+@pytest.mark.parametrize("dialect", ["postgresql"])
+def test_the_server_queues_pool_tasks_for_two_workers_and_runs_the_rest_itself(
+    harness: Harness, tmp_path: Path
+) -> None:
+    from datetime import UTC, date, datetime
+
+    from tests.server.overseer_fixtures import Clock, schedule, start_server, stop_server
+
+    tasks = [TaskSpec(f"q{n}", {"touch": str(tmp_path / f"q{n}")}, parameters={"POOL": "etl"}) for n in range(4)]
+    harness.pipeline("S", [*tasks, TaskSpec("own", {"touch": str(tmp_path / "own")})])
+    schedule(harness, "S", "0 * * * *", start=date(2026, 5, 1))
+    workers = [_worker(harness, "--ingestion-slots", "1"), _worker(harness, "--ingestion-slots", "1")]
+    server = start_server(harness, Clock(harness.root / "clock", datetime(2026, 5, 1, 0, 0, 30, tzinfo=UTC)))
+    harness.wait_until(lambda: [r for r in harness.runs() if r.status == "SUCCESS"], 120, "the tick's run to end")
+    stop_server(server)
+    (run,) = harness.runs()
+    owners = {_row(harness, w).owner_id for w in workers}
+    by_task = {a.task_code: a for a in harness.attempts()}
+    assert sorted(by_task) == ["own", "q0", "q1", "q2", "q3"]
+    assert all(by_task[f"q{n}"].status == "SUCCESS" and by_task[f"q{n}"].owner_id in owners for n in range(4))
+    assert by_task["own"].status == "SUCCESS" and by_task["own"].owner_id not in owners and by_task["own"].pool is None
+    assert all((tmp_path / name).read_text() == str(run.pipeline_run_id) for name in by_task)
+    for worker in workers:
+        worker.signal(signal.SIGTERM)
+        assert worker.wait(60).returncode == 0
+
+
+@pytest.mark.parametrize("dialect", ["postgresql"])
+def test_a_worker_times_out_an_attempt_past_its_task_timeout(harness: Harness, tmp_path: Path) -> None:
+    harness.pipeline(
+        "T",
+        [
+            TaskSpec(
+                "stuck", {"wait_for": str(tmp_path / "never")}, parameters={"POOL": "etl", "TASK_TIMEOUT_SECONDS": "2"}
+            )
+        ],
+    )
+    worker = _worker(harness)
+    result = harness.cli("run", "--pipeline_code", "T")
+    assert result.returncode != 0, result
+    (attempt,) = harness.attempts("stuck")
+    assert attempt.status == "TIMED_OUT" and attempt.owner_id == _row(harness, worker).owner_id
+    assert attempt.error_message == "timed out after 2 s (TASK_TIMEOUT_SECONDS); the task process was stopped"
+    harness.wait_until(lambda: not process_alive(attempt.pid), 30, "the task process to be stopped")
+    (run,) = harness.runs()
+    assert run.status == "FAILED"
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(60).returncode == 0

@@ -19,17 +19,19 @@ from __future__ import annotations
 import logging
 import socket
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.core.actor import Actor
 from etl_craft.core.clock import utc_now
-from etl_craft.core.enums import OWNED_ATTEMPT, ActorKind, Handler
-from etl_craft.core.errors import StaleTransitionError
+from etl_craft.core.enums import OWNED_ATTEMPT, ActorKind, Handler, RunCondition
+from etl_craft.core.errors import EtlCraftError, StaleTransitionError
 from etl_craft.engine import reads, transitions
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.transitions import EVENTS_CHANNEL
 from etl_craft.engine.transitions.values import AttemptOutcome
+from etl_craft.execution.graph import TaskNode
 from etl_craft.execution.pools.interface import AttemptSpec, ExecutionHandle, HandleState, SlotKind, slot_kind
 from etl_craft.execution.pools.local import LocalPool
 from etl_craft.execution.processes.identity import OwnerId
@@ -38,6 +40,7 @@ from etl_craft.execution.processes.task_process import ChildSpec
 from etl_craft.execution.run_loop.leases import LEASE_SECONDS, lease_until
 from etl_craft.execution.run_loop.reconcile import WORKER_HEARTBEAT_SECONDS
 from etl_craft.execution.run_loop.signals import StopSignals
+from etl_craft.execution.settings import task_settings
 
 log = logging.getLogger("etl_craft.worker")
 
@@ -58,6 +61,9 @@ class _Held:
     handle: ExecutionHandle
     label: str  # PIPE.task attempt N
     log_path: str
+    timeout_seconds: int  # TASK_TIMEOUT_SECONDS (0: none), counted from RUNNING
+    started_monotonic: float
+    timed_out: bool = False
 
 
 class Worker:
@@ -100,6 +106,9 @@ class Worker:
         if self.listener is not None and self.listener.fileno() is not None:
             extra.append(self.listener.fileno())  # type: ignore[arg-type]
         timeout = min(POLL_SECONDS, max(0.0, self._next_beat - time.monotonic()))
+        for held in self.held.values():
+            if held.timeout_seconds and not held.timed_out:
+                timeout = min(timeout, max(0.0, held.started_monotonic + held.timeout_seconds - time.monotonic()))
         if self._drain_until is not None:
             timeout = min(timeout, max(0.0, self._drain_until - time.monotonic()))
         self.pool.wait(extra, timeout)
@@ -127,18 +136,31 @@ class Worker:
                     now=now,
                 )
                 subject = reads.attempt_subject(conn, attempt_id) if attempt_id is not None else None
+                parameters = reads.task_parameters(conn, [subject.task_id]) if subject is not None else {}
             if attempt_id is None:
                 return
-            self._start(attempt_id, subject)
+            if subject is not None:
+                self._start(attempt_id, subject, parameters.get(subject.task_id, {}))
 
-    def _start(self, attempt_id: int, subject: reads.AttemptSubject | None) -> None:
-        if subject is None:  # the attempt row vanished: nothing to run
-            return
+    def _timeout(self, subject: reads.AttemptSubject, parameters: Mapping[str, str]) -> int:
+        node = TaskNode(
+            subject.task_id,
+            subject.task_code,
+            Handler(subject.handler),
+            subject.task_type,
+            RunCondition.ALL,
+            None,
+            parameters=parameters,
+        )
+        return task_settings(node, self.config.orchestration).timeout_seconds
+
+    def _start(self, attempt_id: int, subject: reads.AttemptSubject, parameters: Mapping[str, str]) -> None:
         label = f"{subject.pipeline_code}.{subject.task_code} attempt {subject.attempt_number}"
         log_path = attempt_log_path(
             self.config, subject.pipeline_code, subject.pipeline_run_id, subject.task_code, subject.attempt_number
         )
         try:
+            timeout = self._timeout(subject, parameters)
             log_path.parent.mkdir(parents=True, exist_ok=True)
             child = ChildSpec(
                 attempt_id=attempt_id,
@@ -159,20 +181,51 @@ class Worker:
                     pipeline_code=subject.pipeline_code,
                     task_code=subject.task_code,
                     handler=subject.handler,
-                    timeout_seconds=0,
+                    timeout_seconds=timeout,
                     lease_seconds=LEASE_SECONDS,
                     child=child,
                 )
             )
         except Exception as error:  # anything after the claim is recorded on the attempt
-            self._fail(attempt_id, f"the worker could not start the task process: {type(error).__name__}: {error}")
+            message = error.message if isinstance(error, EtlCraftError) else f"{type(error).__name__}: {error}"
+            self._fail(attempt_id, f"the worker could not start the task process: {message}")
             return
-        self.held[attempt_id] = _Held(handle, label, str(log_path))
+        self.held[attempt_id] = _Held(handle, label, str(log_path), timeout, time.monotonic())
         log.info("%s claimed and started (pid %s, %s slot)", label, handle.pid, slot_kind(subject.handler))
 
     # --- ends, heartbeats, cancellations -----------------------------------------------------------
 
+    def _enforce_timeouts(self) -> None:
+        """An attempt past its TASK_TIMEOUT_SECONDS (counted from RUNNING) is recorded TIMED_OUT,
+        fenced by this worker, and its process group stopped (SIGTERM, SIGKILL after the grace)."""
+        now = time.monotonic()
+        for attempt_id, held in self.held.items():
+            if held.timed_out or not held.timeout_seconds or now - held.started_monotonic < held.timeout_seconds:
+                continue
+            with self.db.read() as conn:
+                row = reads.attempt(conn, attempt_id)
+            if row is None or row.status != "RUNNING" or row.started_at is None:
+                continue
+            if (utc_now() - row.started_at).total_seconds() < held.timeout_seconds:
+                continue
+            outcome = AttemptOutcome(
+                "TIMED_OUT",
+                error_message=f"timed out after {held.timeout_seconds} s (TASK_TIMEOUT_SECONDS); the task process "
+                "was stopped",
+            )
+            try:
+                with self.db.write() as conn:
+                    transitions.time_out_attempt(
+                        conn, attempt_id, owner_id=str(self.owner), outcome=outcome, now=utc_now()
+                    )
+            except StaleTransitionError:
+                continue
+            held.timed_out = True
+            log.info("%s TIMED_OUT after %s s; stopping its task process", held.label, held.timeout_seconds)
+            self.pool.cancel(held.handle, STOP_GRACE_SECONDS)
+
     def _reap(self) -> None:
+        self._enforce_timeouts()
         for attempt_id, held in list(self.held.items()):
             status = self.pool.status(held.handle)
             if status.state is HandleState.RUNNING:

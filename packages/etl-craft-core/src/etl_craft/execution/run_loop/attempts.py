@@ -212,7 +212,7 @@ class AttemptProcesses:
         except StaleTransitionError as stale:
             log.info("%s.%s not queued here: %s", self.graph.code, node.code, stale.message)
             return False
-        # Its worker enforces no TASK_TIMEOUT_SECONDS yet (docs/guides/cluster.md).
+        # Its worker enforces TASK_TIMEOUT_SECONDS: this side sets no deadline of its own.
         submitted = self._attempt_spec(node, run, (attempt_id, number, task_run_id), decisions or [], 0)
         handle = pool.submit(submitted)
         self.children[attempt_id] = RunningChild(submitted, handle, time.monotonic())

@@ -91,6 +91,7 @@ class RunSupervisor:
         self._pool_free: int | None = None
         self._launched = 0  # attempts started in this step
         self.starved_kinds: set[SlotKind] = set()
+        self._queue_room: dict[str, dict[SlotKind, int]] = {}  # free slots of queue pools, this step
         self._first = True
         self.gates = TaskGates(db, config.orchestration)
         self.alerts = notify.RunAlerts(db, config, graph.code, run_id)  # webhooks (S7.D); returns at once
@@ -122,6 +123,7 @@ class RunSupervisor:
         again."""
         self._pool_free, self._launched = pool_free, 0
         self.starved_kinds = set()
+        self._queue_room = {}
         try:
             ended = self._step(dispatch, lease_lost)
         except TRANSIENT as error:
@@ -266,9 +268,16 @@ class RunSupervisor:
         except EtlCraftError:
             return True  # a POOL that cannot be used: the start records why on the attempt
         if not pool.owner_claims:
-            # A queue pool's room is its live workers' slots; a full one is looked at again when a
-            # worker's attempt ends (its NOTIFY wakes the run) or at the next sweep.
-            return pool.capacity().has_room(kind)
+            # A queue pool's room is its live workers' slots, read once a step (two queries) and
+            # counted down as this step queues; a full one is looked at again when a worker's
+            # attempt ends (its NOTIFY wakes the run) or at the next sweep.
+            if pool.name not in self._queue_room:
+                self._queue_room[pool.name] = dict(pool.capacity().free)
+            room = self._queue_room[pool.name]
+            if room.get(kind, 0) <= 0:
+                return False
+            room[kind] -= 1
+            return True
         share_left = self._pool_free is None or self._pool_free - self._launched > 0
         if share_left and pool.capacity().has_room(kind):
             return True
