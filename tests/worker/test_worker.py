@@ -232,3 +232,24 @@ def test_a_worker_times_out_an_attempt_past_its_task_timeout(harness: Harness, t
     assert run.status == "FAILED"
     worker.signal(signal.SIGTERM)
     assert worker.wait(60).returncode == 0
+
+
+@pytest.mark.parametrize("dialect", ["postgresql"])
+def test_worker_health_lists_a_live_worker_then_the_one_that_stopped(harness: Harness) -> None:
+    from etl_craft.core.actor import current_actor
+    from etl_craft.services.context import OperationContext
+    from etl_craft.services.doctor.workers import worker_health
+
+    ctx = OperationContext(config=harness.project.load(), db=harness.db, actor=current_actor())
+    assert worker_health(ctx).workers == ()
+    worker = _worker(harness, "--ingestion-slots", "2", "--warehouse-slots", "3")
+    (live,) = worker_health(ctx).workers
+    registered = _row(harness, worker)
+    assert (live.pool, live.pid, live.owner_id, live.status) == ("etl", worker.pid, registered.owner_id, "ACTIVE")
+    assert (live.ingestion_slots, live.warehouse_slots, live.stopped_at) == (2, 3, None)
+    assert 0 <= live.heartbeat_age_seconds < 60
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(120).returncode == 0
+    (stopped,) = worker_health(ctx).workers  # stopped within the last day: still shown, with why
+    assert stopped.pid == worker.pid and stopped.status == _row(harness, worker).status != "ACTIVE"
+    assert stopped.stopped_at is not None
