@@ -6,10 +6,8 @@ import os
 
 from etl_craft.handlers.context import HandlerResult
 
-TAIL_BYTES = 6000
 
-
-def log_tail(log_path: str, limit: int = TAIL_BYTES) -> str:
+def log_tail(log_path: str, limit: int) -> str:
     """The last `limit` bytes of a log file, starting at a line boundary."""
     try:
         with open(log_path, "rb") as fh:
@@ -24,7 +22,7 @@ def log_tail(log_path: str, limit: int = TAIL_BYTES) -> str:
     return text
 
 
-def compose_task_log(result: HandlerResult, log_path: str | None) -> str:
+def compose_task_log(result: HandlerResult, log_path: str | None, tail_bytes: int) -> str:
     counts = result.counts
     lines = [
         f"{name} = {value}"
@@ -41,7 +39,7 @@ def compose_task_log(result: HandlerResult, log_path: str | None) -> str:
         lines.append(f"OFFSET = {result.offset.value} ({result.offset.type.value})")
     lines.extend(f"{name} = {value}" for name, value in result.variables)
     lines.extend(f"WARNING = {warning}" for warning in result.warnings)
-    tail = log_tail(log_path) if log_path else ""
+    tail = log_tail(log_path, tail_bytes) if log_path else ""
     if tail:
         lines.append(f"--- end of {log_path} ---")
         lines.append(tail.rstrip("\n"))
