@@ -1,4 +1,4 @@
-"""Every benchmark in turn, each with its own defaults: task_chain, merge, demo, server, api, queue, catalog, ui.
+"""Every benchmark in turn, each with its own defaults (the names in BENCHMARKS below).
 
 Each writes its JSON to release/benchmarks/ and prints its own summary; a benchmark that fails is
 reported and the others still run (the exit status is 1 if any failed).
@@ -14,7 +14,7 @@ import sys
 import time
 import traceback
 
-BENCHMARKS = ("task_chain", "merge", "demo", "server", "api", "queue", "catalog", "ui")
+BENCHMARKS = ("task_chain", "merge", "demo", "server", "api", "queue", "catalog", "ui", "purge")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -259,4 +259,7 @@ def test_redaction_refuses_other_keys_odd_patterns_and_a_place_out_of_order(proj
     assert "Redaction.Sensitive_patterns (line 6): found 'API TOKEN'" in message
     assert "expected shell-style patterns" in message
     message = project.refuse("Redaction:\n  Sensitive_patterns: ['*PIN*']\n" + MINIMAL)
-    assert "expected this order: Secrets, Orchestration, Engine, Warehouse, Cloning, Docs_site, Redaction" in message
+    assert (
+        "expected this order: Secrets, Orchestration, Engine, Warehouse, Cloning, Docs_site, Logs, Retention, Redaction"
+        in message
+    )

@@ -2,15 +2,16 @@
 
 The run, attempt, queue, gate and purge families are read from the Engine DB at each scrape with one
 grouped query per family, so every server (and a restarted one) reports the same numbers and nothing
-is lost with a process. Engine DB statement latency is a histogram this process observes on its own
-engines through SQLAlchemy's cursor events. Worker families (slots, children, active workers) wait
-for the cluster.
+is lost with a process. Engine DB statement latency (through SQLAlchemy's cursor events on this
+process's engines) and admission latency (timed by the overseer) are histograms of this process.
+Worker families (slots, children, active workers) wait for the cluster.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -32,6 +33,18 @@ STATEMENT_SECONDS = Histogram(
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
     registry=None,
 )
+
+
+ADMISSION_SECONDS = Histogram(
+    "etl_craft_admission_seconds",
+    "From a run's creation (QUEUED) to its admission (IN-PROGRESS) by this server, gates included",
+    buckets=(0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0, 3600.0),
+    registry=None,
+)
+
+
+def observe_admission(created: datetime) -> None:
+    ADMISSION_SECONDS.observe(max(0.0, (utc_now() - created).total_seconds()))
 
 
 def observe_statements(engine: sa.Engine) -> None:
@@ -140,4 +153,5 @@ def metrics_registry(db: EngineDb) -> CollectorRegistry:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(EngineDbCollector(db))
     registry.register(STATEMENT_SECONDS)
+    registry.register(ADMISSION_SECONDS)
     return registry

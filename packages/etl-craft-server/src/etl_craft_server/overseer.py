@@ -49,6 +49,7 @@ from etl_craft.execution.run_loop.supervisor import RunSupervisor
 from etl_craft_server.daily_purge import DailyPurge
 from etl_craft_server.events import Events
 from etl_craft_server.metadata_cache import MetadataCache
+from etl_craft_server.metrics import observe_admission
 from etl_craft_server.schedule_clock import ScheduleClock
 from etl_craft_server.schedules import Schedules
 
@@ -86,6 +87,7 @@ class _ActiveRun:
     owner_id: str | None
     lease_expires_at: datetime | None
     trigger_kind: str
+    start_date: datetime  # when the QUEUED run was created: admission latency counts from here
 
 
 class Overseer:
@@ -235,6 +237,7 @@ class Overseer:
                     runs.c.owner_id,
                     runs.c.lease_expires_at,
                     runs.c.trigger_kind,
+                    runs.c.start_date,
                 )
                 .where(runs.c.status.in_(UNFINISHED_RUN))
                 .order_by(runs.c.pipeline_run_id)
@@ -301,7 +304,9 @@ class Overseer:
         except StaleTransitionError as busy:
             log.debug("admitting %s run(s) at once was refused: %s", len(candidates), busy.message)
             return set()
+        created = {run.pipeline_run_id: run.start_date for _pipeline, run in due}
         for run_id in admitted:
+            observe_admission(created[run_id])
             log.info("%s: pipeline_run_id=%s admitted", candidates[run_id].pipeline_code, run_id)
             self._supervise_run(candidates[run_id], run_id)
         return set(admitted)
@@ -346,6 +351,7 @@ class Overseer:
             return
         del self.held[run_id]
         if admitted.status == "IN-PROGRESS":
+            observe_admission(run.start_date)
             log.info("%s: pipeline_run_id=%s admitted", pipeline.pipeline_code, run_id)
             self._supervise_run(pipeline, run_id)
         else:

@@ -244,7 +244,7 @@ class Worker:
             log.info("%s ended%s", held.label, f": {row.status}" if row is not None else "")
 
     def _fail(self, attempt_id: int, message: str, *, exit_code: int | None = None, log_path: str = "") -> bool:
-        tail = log_tail(log_path) if log_path else ""
+        tail = log_tail(log_path, self.config.logs.tail_bytes) if log_path else ""
         outcome = AttemptOutcome(
             "FAILED",
             error_message=message,

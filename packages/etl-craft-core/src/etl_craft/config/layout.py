@@ -15,7 +15,17 @@ from etl_craft.config.values import LOOKS_LIKE_VARIABLE, Context, Reader, Settin
 from etl_craft.config.yaml_strict import KeyPath, show_path
 from etl_craft.core.text import did_you_mean
 
-SECTION_ORDER = ("Secrets", "Orchestration", "Engine", "Warehouse", "Cloning", "Docs_site", "Retention", "Redaction")
+SECTION_ORDER = (
+    "Secrets",
+    "Orchestration",
+    "Engine",
+    "Warehouse",
+    "Cloning",
+    "Docs_site",
+    "Logs",
+    "Retention",
+    "Redaction",
+)
 REQUIRED_SECTIONS = ("Orchestration", "Engine")
 
 
@@ -62,7 +72,7 @@ def check_layout(ctx: Context, data: object) -> dict[str, object]:
                 (),
                 f"section {name} is missing",
                 expected="Orchestration and Engine"
-                " (Secrets, Warehouse, Cloning, Docs_site, Retention, Redaction are optional)",
+                " (Secrets, Warehouse, Cloning, Docs_site, Logs, Retention, Redaction are optional)",
                 remedy=f"add the {name} section",
             )
     return data

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from etl_craft.config.connections import parse_engine
 from etl_craft.config.layout import check_layout
-from etl_craft.config.model import CloningSettings, ConnectorConfig, RetentionSettings, SecretsSettings
+from etl_craft.config.logs import parse_logs
+from etl_craft.config.model import CloningSettings, ConnectorConfig, LogSettings, RetentionSettings, SecretsSettings
 from etl_craft.config.providers import ProviderSettings, SecretsProvider
 from etl_craft.config.retention import parse_retention
 from etl_craft.config.secrets import SecretSource
@@ -132,6 +133,7 @@ def load_config(path: Path, environ: Mapping[str, str] | None = None) -> Connect
         else CloningSettings()
     )
     docs_site = parse_docs_site(ctx, data["Docs_site"], profile) if "Docs_site" in data else None
+    logs = parse_logs(ctx, data["Logs"]) if "Logs" in data else LogSettings()
     retention = parse_retention(ctx, data["Retention"]) if "Retention" in data else RetentionSettings()
     redaction = parse_redaction(ctx, data.get("Redaction"))
     return ConnectorConfig(
@@ -143,6 +145,7 @@ def load_config(path: Path, environ: Mapping[str, str] | None = None) -> Connect
         warehouse=warehouse,
         cloning=cloning,
         docs_site=docs_site,
+        logs=logs,
         retention=retention,
         redaction=redaction,
         literal_variables=tuple(dict.fromkeys(ctx.literals)),

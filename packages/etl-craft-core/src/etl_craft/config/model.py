@@ -144,6 +144,11 @@ class CloningSettings:
 
 
 @dataclass(frozen=True)
+class LogSettings:
+    tail_bytes: int = 8192  # of the attempt's log file kept in TASK_LOG
+
+
+@dataclass(frozen=True)
 class RetentionSettings:
     """Days each kind of history is kept (None: kept forever) and the daily purge's local time."""
 
@@ -175,6 +180,7 @@ class ConnectorConfig:
     warehouse: ConnectionProfile | None = None
     cloning: CloningSettings = field(default_factory=CloningSettings)
     docs_site: DocsSiteSettings | None = None
+    logs: LogSettings = field(default_factory=LogSettings)
     retention: RetentionSettings = field(default_factory=RetentionSettings)
     redaction: SensitiveNames = field(default_factory=SensitiveNames)  # Redaction.Sensitive_patterns
     # Settings used literally whose text looks like a variable name (key path, text), for doctor.

@@ -8,7 +8,6 @@ from pathlib import Path
 from etl_craft.config.model import ConnectorConfig
 from etl_craft.handlers.context import HandlerResult
 
-TAIL_BYTES = 6000
 
 
 def attempt_log_path(config: ConnectorConfig, pipeline_code: str, run_id: int, task_code: str, number: int) -> Path:
@@ -19,7 +18,7 @@ def attempt_log_path(config: ConnectorConfig, pipeline_code: str, run_id: int, t
     return root / pipeline_code / f"run-{run_id}" / f"{task_code}.attempt-{number}.log"
 
 
-def log_tail(log_path: str, limit: int = TAIL_BYTES) -> str:
+def log_tail(log_path: str, limit: int) -> str:
     """The last `limit` bytes of a log file, starting at a line boundary."""
     try:
         with open(log_path, "rb") as fh:
@@ -34,7 +33,7 @@ def log_tail(log_path: str, limit: int = TAIL_BYTES) -> str:
     return text
 
 
-def compose_task_log(result: HandlerResult, log_path: str | None) -> str:
+def compose_task_log(result: HandlerResult, log_path: str | None, tail_bytes: int) -> str:
     counts = result.counts
     lines = [
         f"{name} = {value}"
@@ -51,7 +50,7 @@ def compose_task_log(result: HandlerResult, log_path: str | None) -> str:
         lines.append(f"OFFSET = {result.offset.value} ({result.offset.type.value})")
     lines.extend(f"{name} = {value}" for name, value in result.variables)
     lines.extend(f"WARNING = {warning}" for warning in result.warnings)
-    tail = log_tail(log_path) if log_path else ""
+    tail = log_tail(log_path, tail_bytes) if log_path else ""
     if tail:
         lines.append(f"--- end of {log_path} ---")
         lines.append(tail.rstrip("\n"))

@@ -104,9 +104,9 @@ class _Output:
 _output = _Output()
 
 
-def _task_log(result: HandlerResult, log_path: str) -> str:
+def _task_log(result: HandlerResult, log_path: str, tail_bytes: int) -> str:
     _output.sync()
-    return _output.mask(compose_task_log(result, log_path))
+    return _output.mask(compose_task_log(result, log_path, tail_bytes))
 
 
 def _redirect_output(log_path: str) -> None:
@@ -247,7 +247,7 @@ def run_attempt(spec: ChildSpec) -> int:
             outcome = AttemptOutcome(
                 "FAILED",
                 error_message=message,
-                task_log=_task_log(HandlerResult(), spec.log_path),
+                task_log=_task_log(HandlerResult(), spec.log_path, config.logs.tail_bytes),
                 exit_code=1,
                 retryable=bool(retryable),
             )
@@ -263,7 +263,7 @@ def run_attempt(spec: ChildSpec) -> int:
         outcome = AttemptOutcome(
             "SUCCESS",
             counts=result.counts,
-            task_log=_task_log(result, spec.log_path),
+            task_log=_task_log(result, spec.log_path, config.logs.tail_bytes),
             exit_code=0,
             offset=result.offset,
         )

@@ -313,7 +313,9 @@ class AttemptProcesses:
         task_id: int | None = None,
     ) -> bool:
         """Record an outcome on the child's behalf; False when the child (or anyone) recorded one first."""
-        tail = SecretMask(self.hidden(task_id)).redact(log_tail(log_path)) if log_path else ""
+        tail = (
+            SecretMask(self.hidden(task_id)).redact(log_tail(log_path, self.config.logs.tail_bytes)) if log_path else ""
+        )
         outcome = AttemptOutcome(
             "TIMED_OUT" if timed_out else "FAILED",
             error_message=message,
