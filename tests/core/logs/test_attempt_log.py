@@ -1,5 +1,5 @@
 """Attempt logs: the file under Log_dir is the log, TASK_LOG keeps Logs.Tail_bytes of it, and
-`etl-craft log` prints the file whole (S6.B, the part without an object store)."""
+`etl-craft attempt-log` prints the file, the one reader the API and the web UI use too (S6.B, the part without an object store)."""
 
 from __future__ import annotations
 
@@ -22,15 +22,19 @@ def test_the_log_command_prints_the_file_and_task_log_keeps_the_tail(harness: Ha
     written = Path(attempt.log_path).read_text(encoding="utf-8")
     assert all(line in written for line in (LINES[0], LINES[-1]))
 
-    shown = harness.cli("log", "--attempt-id", str(attempt.attempt_id))
+    shown = harness.cli("attempt-log", "--attempt-id", str(attempt.attempt_id))
     assert shown.returncode == 0, shown
     assert shown.stdout == written
-    doc = harness.cli("log", "--attempt-id", str(attempt.attempt_id), "--format", "json").json()
+    doc = harness.cli("attempt-log", "--attempt-id", str(attempt.attempt_id), "--format", "json").json()
+    size = len(written.encode())
     assert doc == {
         "schema": "etl-craft/attempt-log/1",
         "attempt_id": attempt.attempt_id,
-        "status": "SUCCESS",
         "log_path": attempt.log_path,
+        "offset": 0,
+        "next_offset": size,
+        "size": size,
+        "attempt_ended": True,
         "text": written,
     }
 
@@ -45,12 +49,12 @@ def test_a_log_that_is_not_there_is_named(harness: Harness) -> None:
     assert harness.cli("run", "--pipeline_code", "quiet").returncode == 0
     [attempt] = harness.attempts("a")
     Path(attempt.log_path).unlink()
-    missing = harness.cli("log", "--attempt-id", str(attempt.attempt_id))
+    missing = harness.cli("attempt-log", "--attempt-id", str(attempt.attempt_id))
     assert missing.returncode == 24, missing
     assert attempt.log_path in missing.stderr and "host that ran the attempt" in missing.stderr
-    unknown = harness.cli("log", "--attempt-id", "999999")
+    unknown = harness.cli("attempt-log", "--attempt-id", "999999")
     assert unknown.returncode == 24, unknown
-    assert "attempt 999999" in unknown.stderr and "no attempt with this id" in unknown.stderr
+    assert "attempt 999999: found no such id in the Engine DB" in unknown.stderr
 
 
 @pytest.mark.parametrize(
@@ -63,6 +67,6 @@ def test_a_log_that_is_not_there_is_named(harness: Harness) -> None:
 def test_logs_settings_are_checked(harness: Harness, body: str, message: str) -> None:
     harness.project.extra_sections = "Logs:\n" + body
     harness.project.write_config()
-    refused = harness.cli("log", "--attempt-id", "1")
+    refused = harness.cli("attempt-log", "--attempt-id", "1")
     assert refused.returncode == 3, refused
     assert message in refused.stderr

@@ -272,17 +272,20 @@ Offset = Annotated[int, Query(ge=0, le=BIGINT_MAX)]
 
 @router.get("/attempts/{attempt_id}", response_class=HTMLResponse)
 def attempt_page(request: Request, session: Viewer, attempt_id: AttemptId) -> Response:
-    from etl_craft.services.inspect.attempt_log import attempt_log
+    from etl_craft.services.inspect.attempts import attempt_detail, attempt_log
 
+    detail = call(request, session, attempt_detail, attempt_id)
     log = call(request, session, attempt_log, attempt_id)
-    return render(request, "attempt.html", {"log": log})
+    return render(request, "attempt.html", {"detail": detail, "log": log})
 
 
 @router.get("/attempts/{attempt_id}/log")
 def attempt_log_chunk(request: Request, session: Viewer, attempt_id: AttemptId, offset: Offset = 0) -> Response:
-    """What the page's script appends while it follows a running attempt."""
-    from etl_craft.services.inspect.attempt_log import attempt_log
+    """What the page's script appends while it follows a running attempt (the API's log reader)."""
+    from etl_craft.services.inspect.attempts import attempt_detail, attempt_log
 
     log = call(request, session, attempt_log, attempt_id, offset)
-    body = {"text": log.text, "next_offset": log.next_offset, "finished": log.finished, "status": log.attempt.status}
+    status = call(request, session, attempt_detail, attempt_id).attempt.status
+    finished = log.attempt_ended and log.next_offset >= log.size
+    body = {"text": log.text, "next_offset": log.next_offset, "finished": finished, "status": status}
     return JSONResponse(body, headers={"Cache-Control": "no-store"})

@@ -12,7 +12,6 @@ from etl_craft.cli.commands.generate_yml import GENERATE_YML
 from etl_craft.cli.commands.history import AUDIT, HISTORY
 from etl_craft.cli.commands.inspect import GRAPH, LIST, STEPS
 from etl_craft.cli.commands.interventions import CANCEL, MARK, RECONCILE, REOPEN
-from etl_craft.cli.commands.log import LOG
 from etl_craft.cli.commands.pause import PAUSE, RESUME
 from etl_craft.cli.commands.purge import PURGE
 from etl_craft.cli.commands.run import RUN
@@ -41,7 +40,6 @@ CORE_COMMANDS: tuple[Command, ...] = (
     ATTEMPT,
     ATTEMPT_LOG,
     HISTORY,
-    LOG,
     AUDIT,
     LINEAGE,
     DOCS_VERSION,

@@ -306,12 +306,6 @@ def attempt(conn: sa.Connection, attempt_id: int) -> AttemptRow | None:
     return AttemptRow(**row._mapping) if row else None
 
 
-def stored_attempt_log(conn: sa.Connection, attempt_id: int) -> str | None:
-    """The log text stored on the attempt when it ended (None while it runs)."""
-    a = t.aud_task_attempts
-    return conn.execute(sa.select(a.c.task_log).where(a.c.attempt_id == attempt_id)).scalar_one_or_none()
-
-
 def owned_attempts(conn: sa.Connection, pipeline_id: int | None = None) -> list[AttemptRow]:
     """Claimed or running attempts (optionally of one pipeline's runs): the reconciler checks their owners."""
     query = sa.select(*columns_of(t.aud_task_attempts, AttemptRow)).where(

@@ -9,7 +9,6 @@ from etl_craft.config.model import ConnectorConfig
 from etl_craft.handlers.context import HandlerResult
 
 
-
 def attempt_log_path(config: ConnectorConfig, pipeline_code: str, run_id: int, task_code: str, number: int) -> Path:
     """Where an attempt's output goes, under Orchestration.Log_dir (relative to the project)."""
     root = config.orchestration.log_dir

@@ -82,9 +82,8 @@ def attempt_detail(ctx: OperationContext, attempt_id: int) -> AttemptDetail:
     return AttemptDetail(subject.pipeline_code, subject.pipeline_run_id, subject.task_code, AttemptView.of(row))
 
 
-def _read(path: str, offset: int, limit: int) -> tuple[bytes, int]:
-    """Up to `limit` bytes from `offset`, and the file's size; an absent file is an empty log (an
-    attempt that never started has none)."""
+def _read(path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
+    """Up to `limit` bytes from `offset`, and the file's size; None when the file is not on this host."""
     try:
         with open(path, "rb") as fh:
             size = fh.seek(0, os.SEEK_END)
@@ -93,7 +92,7 @@ def _read(path: str, offset: int, limit: int) -> tuple[bytes, int]:
             fh.seek(offset)
             return fh.read(limit), size
     except FileNotFoundError:
-        return b"", 0
+        return None
 
 
 def attempt_log(ctx: OperationContext, attempt_id: int, offset: int = 0, limit: int = LOG_CHUNK_LIMIT) -> LogChunk:
@@ -103,7 +102,17 @@ def attempt_log(ctx: OperationContext, attempt_id: int, offset: int = 0, limit: 
         row = reads.attempt(conn, attempt_id)
     if row is None:
         raise _unknown("attempt", attempt_id, "etl-craft task-run --format json (task.attempts[].attempt_id)")
-    data, size = _read(row.log_path, offset, limit) if row.log_path else (b"", 0)
+    read = _read(row.log_path, offset, limit) if row.log_path else None
+    if read is None and row.log_path and row.status in ENDED_ATTEMPT:
+        raise ResourceNotFoundError(
+            f"the log of attempt {attempt_id}",
+            found=f"no file {row.log_path} on this host",
+            expected=f"the file the attempt wrote on {row.host or 'its host'}",
+            remedy="read it on the host that ran the attempt, with the same Orchestration.Log_dir; TASK_LOG"
+            " (etl-craft task-run --task-run-id N) keeps its last Logs.Tail_bytes",
+        )
+    # No file yet: the task process has not started, or not written its first line.
+    data, size = read if read is not None else (b"", 0)
     if offset > size:
         raise UsageError(
             f"the log of attempt {attempt_id}",
