@@ -444,9 +444,10 @@ def test_the_docs_dag_loads_and_airflow_builds_the_catalog_site(project: Airflow
     assert found["errors"] == {}
     assert sorted(found["dags"]) == ["etl_craft_docs"]
     dag = found["dags"]["etl_craft_docs"]
+    zone = load_config(docs_config, os.environ).orchestration.timezone  # the demo's Europe/Paris
     assert (dag["schedule"], dag["timezone"], dag["catchup"], dag["tags"]) == (
         "15 4 * * 1-5",
-        "UTC",
+        zone,
         False,
         sorted({"etl-craft", "docs", "demo"}),
     )
