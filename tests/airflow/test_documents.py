@@ -85,10 +85,17 @@ def test_a_folder_of_good_files_reads_in_name_order(tmp_path: Path) -> None:
         ),
         (
             GOOD | {"tasks": [GOOD["tasks"][0] | {"kind": "python"}]},
-            "has kind 'python'; expected command, sensor or trigger",
+            "has kind 'python'; expected command, docs, sensor or trigger",
+        ),
+        (
+            GOOD
+            | {
+                "tasks": [{"task_id": "generate_docs", "kind": "docs", "depends_on": [], "trigger_rule": "all_success"}]
+            },
+            "step 'generate_docs' lacks command",
         ),
     ],
-    ids=["version", "missing-key", "not-yaml", "not-mapping", "order", "trigger-rule", "kind"],
+    ids=["version", "missing-key", "not-yaml", "not-mapping", "order", "trigger-rule", "kind", "docs-command"],
 )
 def test_a_bad_file_is_refused_naming_it(tmp_path: Path, document: object, problem: str) -> None:
     _write(tmp_path, "a.yml", GOOD | {"dag_id": "a"})

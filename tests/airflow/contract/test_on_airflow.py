@@ -415,3 +415,62 @@ def test_airflow_runs_a_demo_dag_and_etl_craft_records_it_once(project: AirflowP
         newer.output_revision,
     )
     assert _task_runs(project, second.pipeline_run_id) == expected
+
+
+def test_the_docs_dag_loads_and_airflow_builds_the_catalog_site(project: AirflowProject) -> None:
+    # A config of its own, so the other tests' project keeps no Docs_site section.
+    docs_config = project.folder / "docs-connector.yml"
+    main_config = (project.folder / "craft-connector.yml").read_text()
+    docs_config.write_text(main_config + "Docs_site:\n  Schedule: '15 4 * * 1-5'\n  Output: catalog-site\n")
+    folder = project.home / "docs-yaml"
+    folder.mkdir()
+    made = run_cli(
+        "generate-yml",
+        "--docs",
+        "--config",
+        str(docs_config),
+        "--output",
+        str(folder / "etl_craft_docs.yml"),
+        env=project.env(),
+        cwd=project.folder,
+    )
+    assert made.returncode == 0, str(made)
+    document = yaml.safe_load((folder / "etl_craft_docs.yml").read_text())
+    check_document(document)
+    dags = project.home / "docs-dags"
+    dags.mkdir()
+    (dags / "etl_craft_dags.py").write_text(DAG_FILE.format(folder=str(folder)))
+    found = project.describe(dags)
+    assert found["errors"] == {}
+    assert sorted(found["dags"]) == ["etl_craft_docs"]
+    dag = found["dags"]["etl_craft_docs"]
+    zone = load_config(docs_config, os.environ).orchestration.timezone  # the demo's Europe/Paris
+    assert (dag["schedule"], dag["timezone"], dag["catchup"], dag["tags"]) == (
+        "15 4 * * 1-5",
+        zone,
+        False,
+        sorted({"etl-craft", "docs", "demo"}),
+    )
+    command = "env ETL_CRAFT_ACTOR_KIND=ORCHESTRATOR 'ETL_CRAFT_ACTOR=airflow:{{ run_id }}' etl-craft generate-docs"
+    assert dag["tasks"] == {
+        "generate_docs": {
+            "type": "BashOperator",
+            "upstream": [],
+            "trigger_rule": "all_success",
+            "command": command,
+            "trigger_dag_id": None,
+        }
+    }
+    # Airflow runs the step on a worker whose config names the Docs_site: the site appears there.
+    env = project.env() | {"AIRFLOW__CORE__DAGS_FOLDER": str(dags), "ETL_CRAFT_CONFIG": str(docs_config)}
+    tested = subprocess.run(
+        [str(project.python.parent / "airflow"), "dags", "test", "etl_craft_docs"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert tested.returncode == 0, (tested.stdout + tested.stderr)[-8000:]
+    site = project.folder / "catalog-site"
+    assert (site / "index.html").is_file() and (site / "pipelines" / f"{RUN_DAG}.html").is_file()

@@ -163,9 +163,89 @@ def test_the_airflow_range_and_the_other_forms_are_refused_with_their_reasons(ha
     assert unbounded.returncode == 2 and "which has no lower bound" in unbounded.stderr
     whole = harness.cli("generate-yml", "--global")
     assert whole.returncode == 3 and "Orchestration.Global_dag false" in whole.stderr
-    docs = harness.cli("generate-yml", "--docs")
-    assert docs.returncode == 2 and "a catalog DAG, which this release does not generate yet" in docs.stderr
     assert harness.runs() == []
+
+
+def test_the_docs_dag_runs_generate_docs_on_docs_site_schedule(harness: Harness, tmp_path) -> None:
+    _remote(harness, "  Timezone: Europe/Paris\n  Tags: [team_a]\n  Retries: 2\n")
+    catalog = tmp_path / "site with space"
+    harness.project.extra_sections = f"Docs_site:\n  Schedule: '30 5 * * 1-5'\n  Output: {catalog}\n"
+    harness.project.write_config()
+    harness.pipeline("p", [TaskSpec("a")], [])
+    harness.migrate("UPDATE CFG_PIPELINES SET CREATE_DATE = '2026-02-03 23:30:00' WHERE PIPELINE_CODE = 'p';\n")
+    out = harness.project.root / "docs.yml"
+    made = harness.cli("generate-yml", "--docs", "--output", str(out))
+    assert made.returncode == 0, str(made)
+    assert made.stderr == f"generate-yml: wrote DAG etl_craft_docs to {out}\n"
+    document = yaml.safe_load(out.read_text(encoding="utf-8"))
+    check_document(document)
+    assert (document["dag_id"], document["schedule"], document["timezone"], document["start_date"]) == (
+        "etl_craft_docs",
+        "30 5 * * 1-5",
+        "Europe/Paris",
+        "2026-02-04",  # 23:30 UTC is the next day in Paris
+    )
+    assert (document["tags"], document["catchup"], document["default_args"]["retries"]) == (
+        ["etl-craft", "docs", "team_a"],
+        False,
+        2,
+    )
+    [step] = document["tasks"]
+    assert (step["task_id"], step["kind"], step["depends_on"], step["trigger_rule"]) == (
+        "generate_docs",
+        "docs",
+        [],
+        "all_success",
+    )
+    assert shlex.split(step["command"]) == [
+        "env",
+        "ETL_CRAFT_ACTOR_KIND=ORCHESTRATOR",
+        "ETL_CRAFT_ACTOR=airflow:{{ run_id }}",
+        "etl-craft",
+        "generate-docs",
+    ]
+    # The command runs on a worker with its own config: it builds the site where Docs_site.Output says.
+    built = harness.cli(*shlex.split(step["command"])[4:])
+    assert built.returncode == 0 and (catalog / "index.html").is_file(), str(built)
+    # --format json carries the same document; Allow_schedule false writes no schedule.
+    _remote(harness, "  Allow_schedule: false\n")
+    harness.project.extra_sections = "Docs_site:\n  Schedule: '@daily'\n"
+    harness.project.write_config()
+    shown = json.loads(harness.cli("generate-yml", "--docs", "--format", "json").stdout)
+    unscheduled = yaml.safe_load(shown["text"])
+    assert (shown["schema"], shown["dag_id"], unscheduled["schedule"], unscheduled["timezone"]) == (
+        "etl-craft/dag-yaml/1",
+        "etl_craft_docs",
+        None,
+        "UTC",
+    )
+    assert (
+        unscheduled["tasks"][0]["command"]
+        == step["command"]
+        == ("env ETL_CRAFT_ACTOR_KIND=ORCHESTRATOR 'ETL_CRAFT_ACTOR=airflow:{{ run_id }}' etl-craft generate-docs")
+    )
+
+
+@pytest.mark.parametrize(
+    ("docs_site", "found"),
+    [
+        ("", "found no Docs_site section"),
+        ("Docs_site:\n  Output: site\n", "found an empty Docs_site.Schedule"),
+        ("Docs_site:\n  Schedule: '0 25 * * *'\n", "found '0 25 * * *' ("),
+    ],
+    ids=["no-section", "no-schedule", "not-cron"],
+)
+def test_the_docs_dag_without_docs_site_schedule_is_refused_with_exit_3(
+    harness: Harness, docs_site: str, found: str
+) -> None:
+    _remote(harness)
+    harness.project.extra_sections = docs_site
+    harness.project.write_config()
+    out = harness.project.root / "docs.yml"
+    refused = harness.cli("generate-yml", "--docs", "--output", str(out))
+    assert refused.returncode == 3 and refused.stderr.startswith("error: Docs_site.Schedule: "), str(refused)
+    assert found in refused.stderr and "Docs_site.Schedule" in refused.stderr.split(". ")[-1]
+    assert refused.stdout == "" and not out.exists()
 
 
 def test_the_global_dag_triggers_every_pipeline_in_dependency_order(harness: Harness) -> None:

@@ -79,9 +79,11 @@ def _require(condition: bool, path: Path, problem: str) -> None:
 def _check_step(path: Path, step: Any, earlier: set[str]) -> None:
     _require(isinstance(step, dict), path, f"found a step that is a {type(step).__name__}; expected a mapping")
     kind = step.get("kind")
-    keys = {"command": COMMAND_KEYS, "sensor": SENSOR_KEYS, "trigger": TRIGGER_KEYS}.get(kind)
+    keys = {"command": COMMAND_KEYS, "docs": COMMAND_KEYS, "sensor": SENSOR_KEYS, "trigger": TRIGGER_KEYS}.get(kind)
     _require(
-        keys is not None, path, f"step {step.get('task_id')!r} has kind {kind!r}; expected command, sensor or trigger"
+        keys is not None,
+        path,
+        f"step {step.get('task_id')!r} has kind {kind!r}; expected command, docs, sensor or trigger",
     )
     assert keys is not None
     missing = [k for k in keys if k not in step]
@@ -98,7 +100,7 @@ def _check_step(path: Path, step: Any, earlier: set[str]) -> None:
     _require(isinstance(upstream, list), path, f"step {step_id}: depends_on is not a list")
     unknown = [u for u in upstream if u not in earlier]
     _require(not unknown, path, f"step {step_id} depends on {unknown}, which are not steps listed before it")
-    if kind == "command":
+    if kind in ("command", "docs"):
         _require(isinstance(step["command"], str), path, f"step {step_id}: command is not text")
 
 

@@ -1,9 +1,10 @@
-"""Airflow DAGs from etl-craft YAML files: one BashOperator per command step, one ExternalTaskSensor
-per sensor step, one TriggerDagRunOperator per trigger step (the global DAG), edges and trigger rules
-as written. Runs on Airflow 2.2 to 3.x.
+"""Airflow DAGs from etl-craft YAML files: one BashOperator per command step (and for the catalog
+DAG's one docs step), one ExternalTaskSensor per sensor step, one TriggerDagRunOperator per trigger
+step (the global DAG), edges and trigger rules as written. Runs on Airflow 2.2 to 3.x.
 
 Airflow does the scheduling, the trigger rules, the sensors and the retries; each step only runs
-`etl-craft run ...` on a worker, and etl-craft records the run, its task runs and attempts.
+`etl-craft run ...` (or `etl-craft generate-docs`) on a worker, and etl-craft records the run, its
+task runs and attempts.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ def build_dag(dag_file: DagFile) -> Any:
     dag = dag_class(**_dag_arguments(document, version))
     made: dict[str, Any] = {}
     for step in document["tasks"]:
-        if step["kind"] == "command":
+        if step["kind"] in ("command", "docs"):
             made[step["task_id"]] = bash(
                 task_id=step["task_id"], bash_command=step["command"], trigger_rule=step["trigger_rule"], dag=dag
             )

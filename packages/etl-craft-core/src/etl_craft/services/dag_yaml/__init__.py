@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from etl_craft.core import cron
 from etl_craft.core.errors import ConfigurationError, UsageError
 from etl_craft.engine import reads
 from etl_craft.execution.graph import load_graph
@@ -15,10 +16,11 @@ from etl_craft.services.context import OperationContext
 from etl_craft.services.dag_yaml.airflow_range import DEFAULT_RANGE, parse_range
 from etl_craft.services.dag_yaml.build import build_dag
 from etl_craft.services.dag_yaml.check import check_document
+from etl_craft.services.dag_yaml.docs_dag import build_docs_dag
 from etl_craft.services.dag_yaml.global_dag import build_global_dag
 from etl_craft.services.runs.remote import checked_upstreams, require_remote_support, upstream_pipelines
 
-__all__ = ["DEFAULT_RANGE", "GeneratedYaml", "dag_document", "dump", "generate_yml", "global_document"]
+__all__ = ["DEFAULT_RANGE", "GeneratedYaml", "dag_document", "docs_document", "dump", "generate_yml", "global_document"]
 
 
 @dataclass(frozen=True)
@@ -91,13 +93,35 @@ def global_document(ctx: OperationContext, airflow_range: str) -> dict[str, Any]
     return document
 
 
-def _refuse_docs() -> None:
-    raise UsageError(
-        "etl-craft generate-yml --docs",
-        found="no generate-docs command in this release for a DAG to run",
-        expected="--pipeline_code CODE or --global",
-        remedy="schedule the catalog site when generate-docs ships; Docs_site.Schedule is kept for it",
-    )
+def docs_document(ctx: OperationContext, airflow_range: str) -> dict[str, Any]:
+    """The checked catalog DAG: generate-docs on Docs_site.Schedule (exit 3 when it is not set)."""
+    site = ctx.config.docs_site
+    if site is None or not site.schedule:
+        raise ConfigurationError(
+            "Docs_site.Schedule",
+            found="no Docs_site section" if site is None else "an empty Docs_site.Schedule",
+            expected="a cron expression or preset (e.g. '0 5 * * *' or '@daily') for the catalog DAG",
+            remedy="set Docs_site.Schedule in the config, or run etl-craft generate-docs from your own scheduler",
+        )
+    try:
+        cron.parse(site.schedule)
+    except cron.CronError as error:
+        raise ConfigurationError(
+            "Docs_site.Schedule",
+            found=f"{site.schedule!r} ({error.problem})",
+            expected=cron.EXPECTED,
+            remedy="correct Docs_site.Schedule (etl-craft validate checks it too)",
+        ) from None
+    airflow = parse_range(airflow_range)
+    settings = ctx.config.orchestration
+    zone = ZoneInfo(settings.timezone)
+    with ctx.db.read() as conn:
+        created = reads.pipelines_created(conn)
+    # Stable across generations: the day the first pipeline was created, else today.
+    start = min((_local_date(moment, zone) for moment in created.values()), default=datetime.now(zone).date())
+    document = build_docs_dag(site, settings, start, airflow)
+    check_document(document)
+    return document
 
 
 def generate_yml(
@@ -110,8 +134,8 @@ def generate_yml(
     output: Path | None = None,
 ) -> GeneratedYaml:
     if docs:
-        _refuse_docs()
-    if whole:
+        document = docs_document(ctx, airflow_range)
+    elif whole:
         document = global_document(ctx, airflow_range)
     else:
         assert pipeline_code is not None  # the CLI requires one of the three forms

@@ -1,6 +1,6 @@
 """Checks of a generated DAG document before anything is written: the shipped JSON Schema, and the
 graph rules a schema can't state (S2.H.2: no step depends on itself; a pipeline DAG has its control steps
-exactly once, a global DAG only trigger steps)."""
+exactly once, a global DAG only trigger steps, the catalog DAG its one docs step alone)."""
 
 from __future__ import annotations
 
@@ -48,8 +48,10 @@ def check_document(document: dict[str, Any]) -> None:
         where = "/".join(str(p) for p in problem.absolute_path) or "(top)"
         raise _broken(dag_id, f"{where}: {problem.message}", f"a document valid against {SCHEMA_FILE}")
     steps = document["tasks"]
+    if any(step["kind"] == "docs" for step in steps) and len(steps) != 1:
+        raise _broken(dag_id, f"a docs step among {len(steps)} steps", "the catalog DAG's docs step alone")
     counts = Counter(step["task_id"] for step in steps)
-    pipeline_dag = any(step["kind"] != "trigger" for step in steps)
+    pipeline_dag = any(step["kind"] in ("command", "sensor") for step in steps)
     if pipeline_dag and any(step["kind"] == "trigger" for step in steps):
         raise _broken(dag_id, "trigger steps beside a pipeline's steps", "a pipeline DAG or a global DAG")
     for control in (INIT, FINALIZE) if pipeline_dag else ():
