@@ -69,6 +69,13 @@ def tests_snowflake(session: nox.Session) -> None:
 
 
 @nox.session
+def tests_trino(session: nox.Session) -> None:
+    """The compliance suite on Trino (left out of a plain pytest run): every statement parsed by sqlglot's
+    trino dialect and run on the DuckDB emulation, or live on the server ETL_CRAFT_TRINO_URL names."""
+    uv_run(session, "pytest", "tests/warehouses", "-m", "warehouse_trino", "-n", "2", *session.posargs)
+
+
+@nox.session
 def tests_databricks(session: nox.Session) -> None:
     """The Databricks proof (left out of a plain pytest run): the compliance scenarios on the DuckDB
     emulation, then one local Spark session (Java from Debian's openjdk-17-jre-headless, pyspark from the

@@ -58,7 +58,7 @@ def test_the_warehouse_is_connected_and_its_schema_found(local: Project, warehou
     configure(local, sections=section)
     report = checks(local)
     assert report.failed == 0, "\n".join(report.lines)
-    name = "DuckDB" if warehouse.kind == "duckdb" else "PostgreSQL"
+    name = {"duckdb": "DuckDB", "postgres": "PostgreSQL", "trino": "Trino", "databricks": "Databricks"}[warehouse.kind]
     assert line(report, "Warehouse").startswith(f"[OK  ] Warehouse: {name} at ")
     assert line(report, "Warehouse").endswith(f", schema {warehouse.schema}")
     configure(local, sections=section.replace(f"schema: {warehouse.schema}", "schema: nowhere"))

@@ -1,12 +1,9 @@
 """The foreground overseer of one run: ready-set dispatch, leases, retries, timeouts, signals, ending.
 
-After every completion every ready task is started at once, within Orchestration.Max_parallel_tasks
-(no waves). Each attempt is claimed before its process is started and every outcome is written
-through the transitions module, fenced by this supervisor's owner id. The loop wakes when a child
-ends, when a signal arrives, and at least every second to notice operators (cancel, pause, mark).
-
-A `Scope` narrows the supervisor to some tasks: `run --task_code` runs one task without holding the
-run, `--rerun --with-downstream` runs a task and what follows it.
+After every completion every ready task starts at once, within Orchestration.Max_parallel_tasks. Each
+attempt is claimed before its process starts and every outcome goes through the transitions module,
+fenced by this supervisor's owner id. The loop wakes when a child ends, on a signal, and at least every
+second to notice operators. A `Scope` narrows it to some tasks (`run --task_code`, `--with-downstream`).
 """
 
 from __future__ import annotations
@@ -253,24 +250,21 @@ class RunSupervisor:
     # --- starting attempts -------------------------------------------------------------------------
 
     def _own_room(self, snap: RunState) -> bool:
-        """Whether the run is below Orchestration.Max_parallel_tasks."""
-        # The run's claimed and running attempts, or all it submitted (with those queued in queue pools).
+        """Whether the run's owned or submitted attempts are below Orchestration.Max_parallel_tasks."""
         owned = sum(1 for rows in snap.attempts.values() for a in rows if a.status in OWNED_ATTEMPT)
         live = max(owned + self._started_since_read, len(self.processes.children))
         return self.config.orchestration.max_parallel_tasks - live > 0
 
     def _pool_room(self, node: TaskNode) -> bool:
-        """Whether the task's pool has a slot of its kind for it in this step; if the local pool has
-        not, the kind is recorded as starved (the run is not finished while ready work waits)."""
+        """Whether the task's pool has a slot of its kind in this step (a full local pool's kind starves)."""
         kind = slot_kind(node.handler)
         try:
             pool = self.pools.for_task(node)
         except EtlCraftError:
             return True  # a POOL that cannot be used: the start records why on the attempt
         if not pool.owner_claims:
-            # A queue pool's room is its live workers' slots, read once a step (two queries) and
-            # counted down as this step queues; a full one is looked at again when a worker's
-            # attempt ends (its NOTIFY wakes the run) or at the next sweep.
+            # A queue pool's room: its workers' free slots, read once a step and counted down as it
+            # queues; a full pool is looked at again when a worker's NOTIFY wakes the run.
             if pool.name not in self._queue_room:
                 self._queue_room[pool.name] = dict(pool.capacity().free)
             room = self._queue_room[pool.name]
@@ -490,8 +484,7 @@ class RunSupervisor:
         return Supervised(ending, "IN-PROGRESS", message)
 
     def next_wake(self, at_most: float = POLL_SECONDS) -> float:
-        """Seconds until this supervisor has something to do without being woken (a gate's next look,
-        a retry's time, a task's time limit), at most `at_most`."""
+        """Seconds until a gate's next look, a retry's time or a task's time limit, at most `at_most`."""
         timeout = at_most
         deadline = self.processes.seconds_to_deadline()
         if deadline is not None:
