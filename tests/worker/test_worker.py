@@ -253,3 +253,31 @@ def test_worker_health_lists_a_live_worker_then_the_one_that_stopped(harness: Ha
     (stopped,) = worker_health(ctx).workers  # stopped within the last day: still shown, with why
     assert stopped.pid == worker.pid and stopped.status == _row(harness, worker).status != "ACTIVE"
     assert stopped.stopped_at is not None
+
+
+@pytest.mark.parametrize("dialect", ["postgresql"])
+def test_a_worker_masks_a_crashed_attempts_log_file_and_task_log(harness: Harness) -> None:
+    # The crash writes the sensitive values straight into the log file, past the task process's
+    # masking pipe, then SIGKILLs itself: the worker that records the end masks them, as `run` does.
+    from tests.core.redaction.test_scan import API_KEY, API_TOKEN, PASSWORD, SCRIPT, task
+
+    (harness.root / "ingestion_scripts" / "leaky.py").write_text(SCRIPT)
+    crashed = task("crashed", "crash")
+    crashed.parameters["POOL"] = "etl"
+    harness.pipeline("p", [crashed])
+    _worker(harness, "--ingestion-slots", "1")
+    ran = harness.cli("run", "--pipeline_code", "p")
+    assert ran.returncode == 1, ran
+    (attempt,) = harness.attempts("crashed")
+    assert (attempt.status, attempt.pool, attempt.owner_id) == ("FAILED", "etl", _row_of_pool(harness).owner_id)
+    assert "before recording an outcome" in attempt.error_message
+    stored = harness.task_runs()["crashed"].task_log
+    written = Path(attempt.log_path).read_text()
+    assert "straight into the file: *** *** ***" in stored and "straight into the file: *** *** ***" in written
+    for secret in (API_TOKEN, API_KEY, PASSWORD):
+        assert secret not in stored and secret not in written and secret not in (attempt.task_log or "")
+
+
+def _row_of_pool(harness: Harness):  # type: ignore[no-untyped-def]
+    (row,) = harness.rows(t.aud_workers)
+    return row

@@ -27,6 +27,7 @@ from etl_craft.core.actor import Actor
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import OWNED_ATTEMPT, ActorKind, Handler, RunCondition
 from etl_craft.core.errors import EtlCraftError, StaleTransitionError
+from etl_craft.core.redaction import redact_file
 from etl_craft.engine import reads, transitions
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.transitions import EVENTS_CHANNEL
@@ -35,7 +36,7 @@ from etl_craft.execution.graph import TaskNode
 from etl_craft.execution.pools.interface import AttemptSpec, ExecutionHandle, HandleState, SlotKind, slot_kind
 from etl_craft.execution.pools.local import LocalPool
 from etl_craft.execution.processes.identity import OwnerId
-from etl_craft.execution.processes.task_log import attempt_log_path, log_tail
+from etl_craft.execution.processes.task_log import attempt_log_path, owner_task_log
 from etl_craft.execution.processes.task_process import ChildSpec
 from etl_craft.execution.run_loop.leases import LEASE_SECONDS, lease_until
 from etl_craft.execution.run_loop.reconcile import WORKER_HEARTBEAT_SECONDS
@@ -63,6 +64,7 @@ class _Held:
     log_path: str
     timeout_seconds: int  # TASK_TIMEOUT_SECONDS (0: none), counted from RUNNING
     started_monotonic: float
+    hidden: frozenset[str]  # what its log must not show: resolved secrets, sensitive parameter values
     timed_out: bool = False
 
 
@@ -190,7 +192,8 @@ class Worker:
             message = error.message if isinstance(error, EtlCraftError) else f"{type(error).__name__}: {error}"
             self._fail(attempt_id, f"the worker could not start the task process: {message}")
             return
-        self.held[attempt_id] = _Held(handle, label, str(log_path), timeout, time.monotonic())
+        hidden = self.config.resolved_secrets() | self.config.redaction.values(subject.handler, parameters)
+        self.held[attempt_id] = _Held(handle, label, str(log_path), timeout, time.monotonic(), hidden)
         log.info("%s claimed and started (pid %s, %s slot)", label, handle.pid, slot_kind(subject.handler))
 
     # --- ends, heartbeats, cancellations -----------------------------------------------------------
@@ -234,21 +237,22 @@ class Worker:
             with self.db.read() as conn:
                 row = reads.attempt(conn, attempt_id)
             if row is not None and row.status in OWNED_ATTEMPT and row.owner_id == str(self.owner):
+                # Mask its log file here: its own masking thread may have died with it.
+                redact_file(held.log_path, held.hidden)
                 self._fail(
                     attempt_id,
                     f"the task process exited with status {status.exit_code} before recording an outcome",
                     exit_code=status.exit_code,
-                    log_path=held.log_path,
+                    held=held,
                 )
                 row = None
             log.info("%s ended%s", held.label, f": {row.status}" if row is not None else "")
 
-    def _fail(self, attempt_id: int, message: str, *, exit_code: int | None = None, log_path: str = "") -> bool:
-        tail = log_tail(log_path, self.config.logs.tail_bytes) if log_path else ""
+    def _fail(self, attempt_id: int, message: str, *, exit_code: int | None = None, held: _Held | None = None) -> bool:
         outcome = AttemptOutcome(
             "FAILED",
             error_message=message,
-            task_log=(f"--- end of {log_path} ---\n{tail}" if tail else None),
+            task_log=owner_task_log(held.log_path, self.config.logs.tail_bytes, held.hidden) if held else None,
             exit_code=exit_code,
             retryable=True,
         )
@@ -298,7 +302,7 @@ class Worker:
 
     def _finish_drain(self) -> None:
         for attempt_id, held in list(self.held.items()):
-            if self._fail(attempt_id, "worker drained: its --drain-seconds passed before the attempt ended"):
+            if self._fail(attempt_id, "worker drained: its --drain-seconds passed before the attempt ended", held=held):
                 log.info("%s: FAILED, worker drained", held.label)
         self._stop_all()
         with self.db.write() as conn:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from etl_craft.config.model import ConnectorConfig
+from etl_craft.core.redaction import SecretMask
 from etl_craft.handlers.context import HandlerResult
 
 
@@ -30,6 +32,13 @@ def log_tail(log_path: str, limit: int) -> str:
     if len(data) >= limit and "\n" in text:
         text = text[text.index("\n") + 1 :]
     return text
+
+
+def owner_task_log(log_path: str | None, tail_bytes: int, hidden: Iterable[str]) -> str | None:
+    """TASK_LOG for an outcome an owner (a supervisor or a worker) records on its child's behalf: the
+    tail of the child's log with `hidden` masked, as the child itself masks what it writes."""
+    tail = SecretMask(hidden).redact(log_tail(log_path, tail_bytes)) if log_path else ""
+    return f"--- end of {log_path} ---\n{tail}" if tail else None
 
 
 def compose_task_log(result: HandlerResult, log_path: str | None, tail_bytes: int) -> str:

@@ -24,7 +24,7 @@ from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import OWNED_ATTEMPT
 from etl_craft.core.errors import EtlCraftError, StaleTransitionError
 from etl_craft.core.faults import fault_point
-from etl_craft.core.redaction import SecretMask, redact_file
+from etl_craft.core.redaction import redact_file
 from etl_craft.engine import reads, transitions
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.reads import AttemptRow, AttemptSubject, RunRow, RunState
@@ -34,7 +34,7 @@ from etl_craft.execution.graph import Graph, TaskNode
 from etl_craft.execution.pools.choice import Pools
 from etl_craft.execution.pools.interface import AttemptSpec, ExecutionHandle, HandleState, Pool
 from etl_craft.execution.processes.identity import OwnerId
-from etl_craft.execution.processes.task_log import attempt_log_path, log_tail
+from etl_craft.execution.processes.task_log import attempt_log_path, owner_task_log
 from etl_craft.execution.processes.task_process import ChildSpec
 from etl_craft.execution.run_loop.leases import LEASE_SECONDS, lease_until
 from etl_craft.execution.settings import task_settings
@@ -313,13 +313,10 @@ class AttemptProcesses:
         task_id: int | None = None,
     ) -> bool:
         """Record an outcome on the child's behalf; False when the child (or anyone) recorded one first."""
-        tail = (
-            SecretMask(self.hidden(task_id)).redact(log_tail(log_path, self.config.logs.tail_bytes)) if log_path else ""
-        )
         outcome = AttemptOutcome(
             "TIMED_OUT" if timed_out else "FAILED",
             error_message=message,
-            task_log=(f"--- end of {log_path} ---\n{tail}" if tail else None),
+            task_log=owner_task_log(log_path, self.config.logs.tail_bytes, self.hidden(task_id)),
             exit_code=exit_code,
             retryable=retryable,
         )
