@@ -28,7 +28,8 @@ COMMANDS = (["list"], ["validate"], ["steps", "--pipeline_code", "P"], ["config"
 
 SCALAR = st.one_of(
     TEXT,
-    INTEGER.map(lambda v: int(v) if v.lstrip("+-").isdigit() and len(v) < 4000 else v),
+    # isdecimal, not isdigit: "²" is a digit that int() refuses.
+    INTEGER.map(lambda v: int(v) if v.lstrip("+-").isdecimal() and len(v) < 4000 else v),
     st.floats(allow_nan=True, allow_infinity=True),
     st.booleans(),
     st.none(),
