@@ -346,3 +346,49 @@ def test_a_commit_mid_file_leaves_nothing_applied(seeded: EngineDb, smuggled: st
     assert message.startswith("project migration '0001_slipped.sql' failed and was rolled back"), message
     assert "EXECUTE of transaction commands is not implemented" in message, message
     assert _project_roles(seeded) == []
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("dialect", ["postgresql"], indirect=True)
+def test_a_login_without_createrole_refuses_project_migrations(seeded: EngineDb) -> None:
+    """Without CREATEROLE the engine can't make the project login, so it refuses the file (exit
+    status 13, MIGRATION) naming the remedy, and doctor says so beforehand."""
+    import secrets
+
+    from etl_craft.core.errors import ExitCode
+    from etl_craft.engine.dialects.postgresql import access
+
+    login = f"pgl_plain_{secrets.token_hex(4)}"
+    with seeded.engine.connect() as raw:
+        raw.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(f"CREATE ROLE {login} LOGIN")
+    plain = EngineDb(
+        engine=sa.create_engine(seeded.engine.url.set(username=login), poolclass=sa.pool.NullPool),
+        dialect=seeded.dialect,
+        profile=seeded.profile,
+        display_url=seeded.display_url,
+        schema=seeded.schema,
+    )
+    try:
+        before = _state(seeded)
+        with pytest.raises(MigrationError) as refused:
+            _slip_past_the_check(plain, BENIGN)
+        (doctor,) = access.project_sql_check(plain)
+        (doctor_as_superuser,) = access.project_sql_check(seeded)
+    finally:
+        plain.dispose()
+        with seeded.engine.connect() as raw:
+            raw.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(f"DROP ROLE {login}")
+    assert refused.value.exit_code is ExitCode.MIGRATION
+    assert refused.value.message == (
+        f"project migrations on {seeded.display_url}: login {login} can't create the role project SQL runs as: "
+        "found no CREATEROLE attribute; expected a login for project SQL that may read the schema and write the "
+        f"metadata tables only. Migrate as a login with CREATEROLE (ALTER ROLE {login} CREATEROLE;), "
+        "as etl-craft setup --print-grants shows"
+    )
+    assert _state(seeded) == before
+    assert (doctor.status, doctor.detail) == (
+        "WARN",
+        f"login {login} has no CREATEROLE, so etl-craft migrate refuses project migrations with it; "
+        "migrate as the owner role of etl-craft setup --print-grants",
+    )
+    assert doctor_as_superuser.status == "OK"

@@ -45,7 +45,11 @@ def _project_sql_failure(sql: str, error: BaseException | None) -> str:
     diag = getattr(error, "diag", None)
     if diag is None or not diag.message_primary:
         return str(error)
-    parts = [diag.message_primary, diag.message_detail, diag.message_hint]
+    parts = [
+        diag.message_primary,
+        diag.message_detail and f"DETAIL:  {diag.message_detail}",
+        diag.message_hint and f"HINT:  {diag.message_hint}",
+    ]
     position = int(diag.internal_position or 0)
     where = f" (line {sql[: position - 1].count(chr(10)) + 1})" if position and diag.internal_query == sql else ""
     return "; ".join(part for part in parts if part) + where
