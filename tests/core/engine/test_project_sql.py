@@ -4,13 +4,16 @@ runs, and the same statements slipped past that check are refused by the Engine 
 from __future__ import annotations
 
 import hashlib
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from etl_craft.core.enums import MigrationSource
-from etl_craft.core.errors import MigrationError
+from etl_craft.core.errors import ExitCode, MigrationError
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.schema import migrations
 from etl_craft.engine.schema import tables as t
@@ -348,20 +351,13 @@ def test_a_commit_mid_file_leaves_nothing_applied(seeded: EngineDb, smuggled: st
     assert _project_roles(seeded) == []
 
 
-@pytest.mark.postgres
-@pytest.mark.parametrize("dialect", ["postgresql"], indirect=True)
-def test_a_login_without_createrole_refuses_project_migrations(seeded: EngineDb) -> None:
-    """Without CREATEROLE the engine can't make the project login, so it refuses the file (exit
-    status 13, MIGRATION) naming the remedy, and doctor says so beforehand."""
-    import secrets
-
-    from etl_craft.core.errors import ExitCode
-    from etl_craft.engine.dialects.postgresql import access
-
-    login = f"pgl_plain_{secrets.token_hex(4)}"
+@contextmanager
+def _other_login(seeded: EngineDb, attributes: str) -> Iterator[tuple[str, EngineDb]]:
+    """The Engine DB opened as a fresh login (trust authentication) with `attributes`."""
+    login = f"pgl_other_{secrets.token_hex(4)}"
     with seeded.engine.connect() as raw:
-        raw.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(f"CREATE ROLE {login} LOGIN")
-    plain = EngineDb(
+        raw.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(f"CREATE ROLE {login} {attributes}")
+    other = EngineDb(
         engine=sa.create_engine(seeded.engine.url.set(username=login), poolclass=sa.pool.NullPool),
         dialect=seeded.dialect,
         profile=seeded.profile,
@@ -369,15 +365,26 @@ def test_a_login_without_createrole_refuses_project_migrations(seeded: EngineDb)
         schema=seeded.schema,
     )
     try:
-        before = _state(seeded)
+        yield login, other
+    finally:
+        other.dispose()
+        with seeded.engine.connect() as raw:
+            raw.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(f"DROP ROLE {login}")
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("dialect", ["postgresql"], indirect=True)
+def test_a_login_without_createrole_refuses_project_migrations(seeded: EngineDb) -> None:
+    """Without CREATEROLE the engine can't make the project login, so it refuses the file (exit
+    status 13, MIGRATION) naming the remedy, and doctor says so beforehand."""
+    from etl_craft.engine.dialects.postgresql import access
+
+    before = _state(seeded)
+    with _other_login(seeded, "LOGIN") as (login, plain):
         with pytest.raises(MigrationError) as refused:
             _slip_past_the_check(plain, BENIGN)
         (doctor,) = access.project_sql_check(plain)
-        (doctor_as_superuser,) = access.project_sql_check(seeded)
-    finally:
-        plain.dispose()
-        with seeded.engine.connect() as raw:
-            raw.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(f"DROP ROLE {login}")
+    (doctor_as_superuser,) = access.project_sql_check(seeded)
     assert refused.value.exit_code is ExitCode.MIGRATION
     assert refused.value.message == (
         f"project migrations on {seeded.display_url}: login {login} can't create the role project SQL runs as: "
@@ -392,3 +399,24 @@ def test_a_login_without_createrole_refuses_project_migrations(seeded: EngineDb)
         "migrate as the owner role of etl-craft setup --print-grants",
     )
     assert doctor_as_superuser.status == "OK"
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("dialect", ["postgresql"], indirect=True)
+def test_a_login_that_does_not_own_the_tables_refuses_project_migrations(seeded: EngineDb) -> None:
+    """CREATEROLE but not the tables' owner: PostgreSQL would grant the project login nothing (with a
+    warning), so the file is refused before it runs, naming the login, and the role is dropped."""
+    before = _state(seeded)
+    with _other_login(seeded, "LOGIN CREATEROLE") as (login, creator):
+        with pytest.raises(MigrationError) as refused:
+            _slip_past_the_check(creator, BENIGN)
+        with creator.read() as conn:
+            left = conn.exec_driver_sql("SELECT count(*) FROM pg_roles WHERE rolname LIKE %s", (f"{login}_project_%",))
+            assert left.scalar() == 0, refused.value.message
+    message = refused.value.message
+    assert message.startswith(f"project migrations on {seeded.display_url}: login {login} can't grant "), message
+    assert "found no grant option on the Engine DB's tables (the login doesn't own them)" in message, message
+    assert message.endswith(
+        "Migrate as the owner of the Engine DB's tables (the owner role of etl-craft setup --print-grants)"
+    )
+    assert _state(seeded) == before

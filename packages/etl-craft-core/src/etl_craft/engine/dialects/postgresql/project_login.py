@@ -33,6 +33,7 @@ _VALID_FOR = timedelta(hours=1)
 # Parameters of the engine's connection the project login must not reuse: its identity is its own.
 _NOT_INHERITED = ("user", "password", "passfile", "sslkey", "sslcert", "sslpassword", "application_name")
 _CAN_CREATE_ROLES = "SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user"
+_CAN_GRANT = "SELECT has_table_privilege(current_user, 'cfg_pipelines', 'INSERT WITH GRANT OPTION')"
 
 
 def role_name(user: str, database: str, schema: str) -> str:
@@ -144,6 +145,15 @@ def project_transaction(db: EngineDb) -> Iterator[sa.Connection]:
                 "no CREATEROLE attribute",
                 f"migrate as a login with CREATEROLE (ALTER ROLE {names[0]} CREATEROLE;), "
                 "as etl-craft setup --print-grants shows",
+            )
+        # Granting needs the grant option (the owner's, a superuser's); without it GRANT fails
+        # naming only a table, so the login is named here, before any role exists.
+        if not admin.exec_driver_sql(_CAN_GRANT).scalar():
+            raise _refused(
+                db,
+                f"login {names[0]} can't grant the role project SQL runs as the metadata tables",
+                "no grant option on the Engine DB's tables (the login doesn't own them)",
+                "migrate as the owner of the Engine DB's tables (the owner role of etl-craft setup --print-grants)",
             )
         try:
             _create(admin, db, role, password, names)  # type: ignore[arg-type]
