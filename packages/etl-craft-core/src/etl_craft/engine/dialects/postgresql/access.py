@@ -119,7 +119,7 @@ def grant_statements(schema: str) -> list[str]:
         "-- The owner creates and migrates the Engine DB (etl-craft init-db, setup, migrate). CREATEROLE lets it",
         "-- create the login each project migration runs on (read the schema, write metadata tables only).",
         "CREATE ROLE etl_craft_owner LOGIN CREATEROLE;",
-        f"GRANT USAGE, CREATE ON SCHEMA {schema} TO etl_craft_owner;",
+        f"GRANT USAGE, CREATE ON SCHEMA {schema} TO etl_craft_owner WITH GRANT OPTION;",
         "-- The engine role runs every other command, the server and the workers.",
         "CREATE ROLE etl_craft_engine LOGIN;",
         f"GRANT USAGE ON SCHEMA {schema} TO etl_craft_engine;",

@@ -89,6 +89,14 @@ def _create(admin: sa.Connection, db: EngineDb, role: str, password: str, names:
     )
     for statement in _grants(role, database, schema):
         admin.exec_driver_sql(statement)
+    # GRANT ON SCHEMA from a login that doesn't own it and lacks the grant option only warns.
+    if not admin.exec_driver_sql("SELECT has_schema_privilege(%s, %s, 'USAGE')", (role, schema)).scalar():
+        raise _refused(
+            db,
+            f"role {role} could not be granted USAGE on schema {schema}",
+            f"login {names[0]} without the grant option on the schema",
+            f"GRANT USAGE ON SCHEMA {schema} TO {names[0]} WITH GRANT OPTION; (or make it the schema's owner)",
+        )
     if admin.exec_driver_sql("SELECT has_schema_privilege(%s, %s, 'CREATE')", (role, schema)).scalar():
         raise _refused(
             db,
