@@ -369,7 +369,9 @@ def _other_login(seeded: EngineDb, attributes: str) -> Iterator[tuple[str, Engin
     finally:
         other.dispose()
         with seeded.engine.connect() as raw:
-            raw.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(f"DROP ROLE {login}")
+            admin = raw.execution_options(isolation_level="AUTOCOMMIT")
+            admin.exec_driver_sql(f"DROP OWNED BY {login}")  # its grants, in this database only
+            admin.exec_driver_sql(f"DROP ROLE {login}")
 
 
 @pytest.mark.postgres
@@ -420,3 +422,43 @@ def test_a_login_that_does_not_own_the_tables_refuses_project_migrations(seeded:
         "Migrate as the owner of the Engine DB's tables (the owner role of etl-craft setup --print-grants)"
     )
     assert _state(seeded) == before
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("dialect", ["postgresql"], indirect=True)
+def test_a_non_superuser_owner_migrates_once_it_may_grant_the_schema(seeded: EngineDb) -> None:
+    """The setup of `setup --print-grants`: a CREATEROLE login holding the tables' grant option. On a
+    schema PUBLIC can't use, it needs the schema's grant option too; without it the file is refused
+    naming the GRANT, with it the file applies and is recorded, and the project role is gone after."""
+    with _other_login(seeded, "LOGIN CREATEROLE") as (login, owner):
+        with seeded.engine.connect() as raw:
+            admin = raw.execution_options(isolation_level="AUTOCOMMIT")
+            admin.exec_driver_sql("REVOKE USAGE ON SCHEMA public FROM PUBLIC")
+            admin.exec_driver_sql(f"GRANT USAGE ON SCHEMA public TO {login}")
+            admin.exec_driver_sql(f"GRANT ALL ON ALL TABLES IN SCHEMA public TO {login} WITH GRANT OPTION")
+            admin.exec_driver_sql(f"GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO {login} WITH GRANT OPTION")
+        before = _state(seeded)
+        with pytest.raises(MigrationError) as refused:
+            _slip_past_the_check(owner, BENIGN)
+        assert _state(seeded) == before
+        with seeded.engine.connect() as raw:
+            admin = raw.execution_options(isolation_level="AUTOCOMMIT")
+            admin.exec_driver_sql(f"GRANT USAGE ON SCHEMA public TO {login} WITH GRANT OPTION")
+        _slip_past_the_check(owner, BENIGN)
+        with owner.read() as conn:
+            left = conn.exec_driver_sql("SELECT count(*) FROM pg_roles WHERE rolname LIKE %s", (f"{login}_project_%",))
+            assert left.scalar() == 0
+    message = refused.value.message
+    assert f"could not be granted USAGE on schema public: found login {login} without the grant option" in message
+    assert message.endswith(
+        f"GRANT USAGE ON SCHEMA public TO {login} WITH GRANT OPTION; (or make it the schema's owner)"
+    )
+    with seeded.read() as conn:
+        names = conn.execute(
+            sa.select(t.cfg_pipelines.c.pipeline_name).where(t.cfg_pipelines.c.pipeline_code == "benign")
+        )
+        assert names.scalars().all() == ["Benign"]
+        applied = conn.execute(
+            sa.select(t.schema_migrations.c.version).where(t.schema_migrations.c.source == "PROJECT")
+        )
+        assert applied.scalars().all() == ["0001_slipped.sql"]
