@@ -324,7 +324,7 @@ def test_truncate_and_ddl_behind_a_reset_marker_are_refused_by_the_database(
     seeded: EngineDb, statement: str, found: str
 ) -> None:
     """With the marker the guards read reset, neither the DDL guard nor the row counters see TRUNCATE
-    or DDL; the project login's privileges refuse them (line numbers point into the file)."""
+    or DDL; the project login's privileges refuse them."""
     before = _state(seeded)
     with pytest.raises(MigrationError) as refused:
         _slip_past_the_check(seeded, f"{BENIGN}{RESET_MARKER}{statement};\n{RESTORE_MARKER}")
@@ -462,3 +462,17 @@ def test_a_non_superuser_owner_migrates_once_it_may_grant_the_schema(seeded: Eng
             sa.select(t.schema_migrations.c.version).where(t.schema_migrations.c.source == "PROJECT")
         )
         assert applied.scalars().all() == ["0001_slipped.sql"]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("dialect", ["postgresql"], indirect=True)
+def test_a_failure_inside_the_block_names_the_line_of_the_file(seeded: EngineDb) -> None:
+    """The file runs as one string inside a DO block; the server's message names the line of the
+    file it points at, and does not quote the whole file back as context."""
+    before = _state(seeded)
+    with pytest.raises(MigrationError) as refused:
+        _slip_past_the_check(seeded, f"{BENIGN}\n-- a comment\nUPDATE CFG_PIPELINES SET PIPELINE_NAME = 1 +;\n")
+    message = refused.value.message
+    assert 'found syntax error at or near ";" (line 4)' in message, message
+    assert "CONTEXT" not in message and "Benign" not in message, message
+    assert _state(seeded) == before
