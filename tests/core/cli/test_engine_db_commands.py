@@ -229,7 +229,7 @@ def test_print_grants_prints_roles_or_file_advice(project, dialect: str) -> None
     result = run_cli("setup", "--print-grants", env=project.env())
     assert result.returncode == 0, result
     if dialect == "postgresql":
-        assert "CREATE ROLE etl_craft_owner LOGIN;" in result.stdout
+        assert "CREATE ROLE etl_craft_owner LOGIN CREATEROLE;" in result.stdout
         assert (
             "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO etl_craft_engine;" in result.stdout
         )

@@ -62,6 +62,28 @@ def test_semi_structured_paths_slices_and_named_arguments_are_not_markers() -> N
     assert markers(duck, "duckdb") == [("?", 1)]
 
 
+@pytest.mark.parametrize("dialect", ["postgres", "duckdb"])
+def test_dollar_numbered_and_named_markers_are_found_where_they_bind(dialect: str) -> None:
+    sql = "SELECT a FROM s.t\nWHERE b = $1 AND c IN ($2, $since)\n  AND d = $3::date AND e = f($name)"
+    assert markers(sql, dialect) == [("$1", 2), ("$2", 2), ("$since", 2), ("$3", 3), ("$name", 3)]
+    quiet = "SELECT a$b, $q$ $1 $x $q$, '$1', \"$2\" FROM s.t -- $3\n/* $4 */ WHERE c = $$ $5 $$"
+    assert markers(quiet, dialect) == []
+
+
+@pytest.mark.parametrize("dialect", ["snowflake", "trino", "databricks"])
+def test_dollar_words_elsewhere_are_not_markers(dialect: str) -> None:
+    """Snowflake: `$1` is a staged file's column, `$name` a session variable."""
+    assert markers("SELECT $1, $2 FROM s.t WHERE c = $name", dialect) == []
+
+
+def test_a_select_with_dollar_markers_is_refused_naming_them() -> None:
+    with pytest.raises(SqlGuardError) as caught:
+        refuse_source_binds("SELECT id FROM raw.orders WHERE loaded_on = $run_date AND n > $1", "postgres", "task o")
+    message = str(caught.value)
+    assert message.startswith("task o: found bind parameters $run_date (line 1), $1 (line 1); expected SQL"), message
+    assert "Write $$run_date (with RUN_DATE_SUBSTITUTION = true) instead of $run_date" in message
+
+
 def test_text_that_does_not_tokenize_is_left_to_the_read_only_check() -> None:
     assert markers("SELECT 'unterminated", "postgres") == []
 

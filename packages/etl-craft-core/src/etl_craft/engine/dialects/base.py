@@ -103,9 +103,14 @@ class EngineDialect:
         """Run a whole SQL script inside the connection's open transaction."""
         raise NotImplementedError
 
-    def project_statements(self, conn: sa.Connection) -> AbstractContextManager[None]:
-        """Run the block's statements as a project migration's, in the transaction of `conn`: the
-        database refuses any write of theirs but to metadata tables (and DDL, where it can)."""
+    def project_transaction(self, db: EngineDb) -> AbstractContextManager[sa.Connection]:
+        """The write transaction a project migration runs and is recorded in (PostgreSQL: on a login
+        of its own, whose privileges confine it)."""
+        return db.write()
+
+    def execute_project_script(self, conn: sa.Connection, sql: str) -> None:
+        """Run a project migration's file in the transaction of `conn`: the database refuses any
+        write of its statements but to metadata tables, DDL and transaction control."""
         raise NotImplementedError
 
     def table_names(self, conn: sa.Connection) -> list[str]:

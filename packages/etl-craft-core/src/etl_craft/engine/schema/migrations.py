@@ -297,10 +297,9 @@ def _apply(db: EngineDb, migration: MigrationFile) -> None:
     project = migration.source is MigrationSource.PROJECT
     marker = migration.version if project else f"engine:{migration.version}"
     try:
-        with recording_migration(marker), db.write() as conn:
+        with recording_migration(marker), db.dialect.project_transaction(db) if project else db.write() as conn:
             if project:
-                with db.dialect.project_statements(conn):
-                    db.dialect.execute_script(conn, migration.sql)
+                db.dialect.execute_project_script(conn, migration.sql)
             else:
                 db.dialect.execute_script(conn, migration.sql)
             _record(conn, migration)

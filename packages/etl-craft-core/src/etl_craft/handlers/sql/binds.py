@@ -1,4 +1,5 @@
-"""Bind parameters in an author's SQL: etl-craft binds no values, so `:name`, `?` or `%(name)s` never run.
+"""Bind parameters in an author's SQL: etl-craft binds no values, so `:name`, `?`, `%(name)s` or (on
+PostgreSQL and DuckDB) `$1` and `$name` never run.
 
 The markers are found with the warehouse dialect's own tokenizer, so string literals, quoted names,
 comments, dollar-quoted bodies and `::` casts are never mistaken for one. A marker counts only where
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from etl_craft.core.errors import SqlGuardError
@@ -23,6 +24,10 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _VALUE_KEYWORDS = frozenset(
     {"IN", "IS", "LIMIT", "OFFSET", "CASE", "INTERVAL", "ESCAPE", "ANY", "ALL", "SOME", "EXISTS", "TOP", "FETCH"}
 )
+
+# Where `$1` and `$name` are bind parameters. Elsewhere they are not: in Snowflake `$1` is a staged
+# file's column and `$name` a session variable; Trino and Databricks take part of a name with `$`.
+_DOLLAR_BINDS = frozenset({"postgres", "duckdb"})
 
 
 @dataclass(frozen=True)
@@ -59,11 +64,14 @@ def _adjacent(tokens: Sequence[Token], start: int, texts: Sequence[str | None]) 
     return True
 
 
-def _marker_at(tokens: Sequence[Token], i: int) -> BindMarker | None:
+def _marker_at(tokens: Sequence[Token], i: int, dollar: bool) -> BindMarker | None:
     from sqlglot.tokens import TokenType
 
     token = tokens[i]
     kind = token.token_type
+    if dollar and kind is TokenType.PARAMETER and _adjacent(tokens, i, ("$", None)):
+        word = tokens[i + 1].text
+        return BindMarker(f"${word}", None if word.isdigit() else word, token.line)
     if kind is TokenType.PLACEHOLDER and token.text == "?":
         return BindMarker("?", None, token.line)
     if kind is TokenType.COLON and _adjacent(tokens, i, (":", None)):
@@ -90,15 +98,18 @@ def bind_markers(sql: str, sqlglot_dialect: str) -> list[BindMarker]:
     except sqlglot.errors.SqlglotError:
         return []
     names = frozenset(dialect.parser_class.ID_VAR_TOKENS)
+    dollar = sqlglot_dialect in _DOLLAR_BINDS
     found = []
     for i in range(len(tokens)):
-        marker = _marker_at(tokens, i)
+        marker = _marker_at(tokens, i, dollar)
         previous = tokens[i - 1] if i else None
         if marker is None or (previous is not None and _operand_end(previous, names)):
             continue  # after a value: an operator (JSON ?, path :, modulo %)
         if previous is not None and previous.token_type is TokenType.L_BRACKET and marker.text.startswith(":"):
             continue  # a slice such as list[:n]
-        found.append(marker)
+        # The line from the offset: sqlglot's line count runs ahead after a `$word` (it looks for a
+        # dollar-quote's closing tag across lines).
+        found.append(replace(marker, line=sql.count("\n", 0, tokens[i].start) + 1))
     return found
 
 

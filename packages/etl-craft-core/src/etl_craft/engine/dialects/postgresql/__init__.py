@@ -3,8 +3,9 @@ LISTEN/NOTIFY wake-ups. One module per concern: connecting, locks, listening and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+import secrets
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import ClassVar
 
 import sqlalchemy as sa
@@ -17,7 +18,7 @@ from etl_craft.core.checks import FAIL, OK, CheckResult
 from etl_craft.core.errors import ConfigurationError, EngineDbError
 from etl_craft.engine.database import EngineDb, writing_for
 from etl_craft.engine.dialects.base import EngineDialect, Listener
-from etl_craft.engine.dialects.postgresql import access, connect, locks
+from etl_craft.engine.dialects.postgresql import access, connect, locks, project_login
 from etl_craft.engine.dialects.postgresql.listen import PostgresListener
 from etl_craft.engine.schema.scripts import ScriptRefused
 from etl_craft.engine.schema.tables import PROJECT_SQL
@@ -25,6 +26,33 @@ from etl_craft.engine.schema.tables import PROJECT_SQL
 _READ_ONLY_TRANSACTION = "25006"
 _DISK_FULL = "53100"
 _SET_PURPOSE = "SELECT set_config('etl_craft.purpose', %s, true)"
+
+
+def _atomic_block(sql: str) -> str:
+    """`sql` as the string a DO block EXECUTEs, quoted with a tag the file can't contain (so it can't
+    end the string early and add statements of its own outside the block)."""
+    while True:
+        tag = f"$etl_craft_{secrets.token_hex(8)}$"
+        outer = tag.replace("$etl_craft_", "$etl_craft_do_")
+        if tag not in sql and outer not in sql:
+            break
+    return f"DO {outer} BEGIN EXECUTE {tag}{sql}{tag}; END {outer}"
+
+
+def _project_sql_failure(sql: str, error: BaseException | None) -> str:
+    """What the server said about the file, without its context (which quotes the whole file), and
+    the line of the file where it points, when it does."""
+    diag = getattr(error, "diag", None)
+    if diag is None or not diag.message_primary:
+        return str(error)
+    parts = [
+        diag.message_primary,
+        diag.message_detail and f"DETAIL:  {diag.message_detail}",
+        diag.message_hint and f"HINT:  {diag.message_hint}",
+    ]
+    position = int(diag.internal_position or 0)
+    where = f" (line {sql[: position - 1].count(chr(10)) + 1})" if position and diag.internal_query == sql else ""
+    return "; ".join(part for part in parts if part) + where
 
 
 class PostgresDialect(EngineDialect):
@@ -140,21 +168,22 @@ class PostgresDialect(EngineDialect):
         except psycopg.Error as exc:
             raise sa.exc.DBAPIError.instance(sql, None, exc, psycopg.Error) from exc
 
-    @contextmanager
-    def project_statements(self, conn: sa.Connection) -> Iterator[None]:
-        # The guard triggers and the DDL guard read the purpose from the transaction's settings; where
-        # an administrator set up the migrator role, the statements also run as that role, whose
-        # privileges allow nothing but metadata writes. A statement that fails aborts the
-        # transaction, which undoes both settings with everything else.
+    def project_transaction(self, db: EngineDb) -> AbstractContextManager[sa.Connection]:
+        return project_login.project_transaction(db)
+
+    def execute_project_script(self, conn: sa.Connection, sql: str) -> None:
+        # The guard triggers and the DDL guard read the purpose from the transaction's settings; a
+        # statement that fails aborts the transaction, which undoes it with everything else. The file
+        # runs as the body of a DO block, which PostgreSQL runs atomically inside the open transaction:
+        # a COMMIT, ROLLBACK or a procedure's COMMIT in it is an error there, so no part of the file
+        # can commit on its own (and the row counts below can't be read too late).
         with writing_for(PROJECT_SQL):
             conn.exec_driver_sql(_SET_PURPOSE, (PROJECT_SQL,))
-            confined = bool(conn.exec_driver_sql(access.MIGRATOR_READY).scalar())
             before = access.rows_written(conn)
-            if confined:
-                conn.exec_driver_sql(f"SET LOCAL ROLE {access.MIGRATOR_ROLE}")
-            yield
-        if confined:
-            conn.exec_driver_sql("SET LOCAL ROLE NONE")
+            try:
+                self.execute_script(conn, _atomic_block(sql))
+            except sa.exc.DBAPIError as error:
+                raise ScriptRefused(_project_sql_failure(sql, error.orig)) from error
         refused = access.project_sql_effects(conn, before, PROJECT_SQL)
         if refused:
             raise ScriptRefused(refused)  # the caller's transaction rolls back

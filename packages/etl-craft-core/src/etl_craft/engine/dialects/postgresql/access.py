@@ -12,16 +12,7 @@ from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.schema.tables import METADATA_TABLES, TABLE_SPECS
 
-# The role project migrations run as where it is set up (setup --print-grants): it may read
-# everything and write the metadata tables only, so its privileges refuse what the checks might miss.
-MIGRATOR_ROLE = "etl_craft_migrator"
-MIGRATOR_READY = f"""
-    SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{MIGRATOR_ROLE}')
-            AND to_regclass('cfg_pipelines') IS NOT NULL
-        THEN has_table_privilege('{MIGRATOR_ROLE}', 'cfg_pipelines', 'INSERT')
-             AND pg_has_role(current_user, '{MIGRATOR_ROLE}', 'MEMBER')
-        ELSE false END
-"""
+_CAN_CREATE_ROLES = "SELECT rolname, rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user"
 # Rows each table of the schema gained, lost or changed in the open transaction, and the settings
 # the guard triggers trust. SQL can reset those settings (set_config on the purpose marker; on a
 # superuser login, session_replication_role switches triggers off), not the transaction's counters,
@@ -52,8 +43,6 @@ def project_sql_effects(conn: sa.Connection, before: dict[str, int], purpose: st
         return f"it set session_replication_role to {replication_role!r} (refused: it switches the guards off)"
     return None
 
-
-_DDL_GUARD = "SELECT EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'etl_craft_ddl_guard_' || current_schema())"
 
 _FOREIGN_WRITE_GRANTS = """
     SELECT c.relname, acl.privilege_type, COALESCE(g.rolname, 'PUBLIC') AS grantee, l.rolname AS login
@@ -102,38 +91,35 @@ def grants_check(db: EngineDb) -> list[CheckResult]:
 
 
 def project_sql_check(db: EngineDb) -> list[CheckResult]:
-    """What, beyond etl-craft's own check, refuses a project migration's statements that are not
-    metadata writes: the migrator role's privileges, else the DDL guard (and the guard triggers)."""
+    """Whether this login can run project migrations: each runs on a login of its own that this one
+    creates for it (project_login.py), which needs CREATEROLE."""
     name = "Project migrations"
     with db.read() as conn:
-        confined = bool(conn.exec_driver_sql(MIGRATOR_READY).scalar())
-        ddl_guard = bool(conn.exec_driver_sql(_DDL_GUARD).scalar())
-    if confined:
-        return [CheckResult(name, OK, f"run as role {MIGRATOR_ROLE}, which may write the metadata tables only")]
-    if ddl_guard:
+        login, can = conn.exec_driver_sql(_CAN_CREATE_ROLES).one()
+    if can:
         return [
             CheckResult(
-                name, OK, "the guard triggers refuse their writes to etl-craft's tables, an event trigger their DDL"
+                name, OK, "run on a login of their own, which may read the schema and write the metadata tables only"
             )
         ]
     return [
         CheckResult(
             name,
             WARN,
-            f"only etl-craft's check of each statement refuses DDL in a project migration (no role {MIGRATOR_ROLE} "
-            "and no DDL event trigger); set up the role with the statements of etl-craft setup --print-grants",
+            f"login {login} has no CREATEROLE, so etl-craft migrate refuses project migrations with it; "
+            "migrate as the owner role of etl-craft setup --print-grants",
         )
     ]
 
 
 def grant_statements(schema: str) -> list[str]:
-    """SQL for four PostgreSQL roles: an owner (DDL, migrations), the engine (DML), the role project
-    migrations run as (metadata writes only) and readers."""
-    metadata = ", ".join(f"{schema}.{name.lower()}" for name in METADATA_TABLES)
+    """SQL for three PostgreSQL roles: an owner (DDL, migrations; CREATEROLE for the login each project
+    migration runs on), the engine (DML) and readers."""
     return [
-        "-- The owner creates and migrates the Engine DB (etl-craft init-db, setup, migrate).",
-        "CREATE ROLE etl_craft_owner LOGIN;",
-        f"GRANT USAGE, CREATE ON SCHEMA {schema} TO etl_craft_owner;",
+        "-- The owner creates and migrates the Engine DB (etl-craft init-db, setup, migrate). CREATEROLE lets it",
+        "-- create the login each project migration runs on (read the schema, write metadata tables only).",
+        "CREATE ROLE etl_craft_owner LOGIN CREATEROLE;",
+        f"GRANT USAGE, CREATE ON SCHEMA {schema} TO etl_craft_owner WITH GRANT OPTION;",
         "-- The engine role runs every other command, the server and the workers.",
         "CREATE ROLE etl_craft_engine LOGIN;",
         f"GRANT USAGE ON SCHEMA {schema} TO etl_craft_engine;",
@@ -143,14 +129,6 @@ def grant_statements(schema: str) -> list[str]:
         " GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO etl_craft_engine;",
         f"ALTER DEFAULT PRIVILEGES FOR ROLE etl_craft_owner IN SCHEMA {schema}"
         " GRANT USAGE ON SEQUENCES TO etl_craft_engine;",
-        "-- Project migrations run as this role: it reads everything and writes the metadata tables only.",
-        f"CREATE ROLE {MIGRATOR_ROLE} NOLOGIN;",
-        f"GRANT USAGE ON SCHEMA {schema} TO {MIGRATOR_ROLE};",
-        f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {MIGRATOR_ROLE};",
-        f"GRANT INSERT, UPDATE, DELETE ON {metadata} TO {MIGRATOR_ROLE};",
-        f"GRANT INSERT ON {schema}.aud_metadata_changes TO {MIGRATOR_ROLE};  -- written by the metadata triggers",
-        f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {MIGRATOR_ROLE};",
-        f"GRANT {MIGRATOR_ROLE} TO etl_craft_owner;",
         "-- People and BI tools read through a role that can't write.",
         "CREATE ROLE etl_craft_reader NOLOGIN;",
         f"GRANT USAGE ON SCHEMA {schema} TO etl_craft_reader;",

@@ -337,8 +337,7 @@ class SqliteDialect(EngineDialect):
             except sa.exc.DBAPIError as exc:
                 raise StatementFailed(statement, _explained(conn, statement, exc)) from exc
 
-    @contextmanager
-    def project_statements(self, conn: sa.Connection) -> Iterator[None]:
+    def execute_project_script(self, conn: sa.Connection, sql: str) -> None:
         # SQLite's triggers can't tell a metadata trigger's write to AUD_METADATA_CHANGES from a
         # direct one, so the authorizer judges each statement as it is prepared: outside a trigger,
         # project SQL may write metadata tables, read anything and call pure functions, nothing more.
@@ -348,7 +347,7 @@ class SqliteDialect(EngineDialect):
         driver.set_authorizer(authorizer)
         try:
             with writing_for(PROJECT_SQL):
-                yield
+                self.execute_script(conn, sql)
         except StatementFailed as failed:
             if authorizer.refused is None:
                 raise
