@@ -140,7 +140,7 @@ SPECS = {
     ),
     "token create": Spec(("token", "create"), {"--name": TEXT, "--role": ROLE, "--expires": TEXT}),
     "token list": Spec(("token", "list"), {}),
-    "token revoke": Spec(("token", "revoke"), {"--name": TEXT}),
+    "token revoke": Spec(("token", "revoke"), {"--token-id": INTEGER}),
     "user create": Spec(("user", "create"), {"--name": TEXT, "--role": ROLE}),
     "user passwd": Spec(("user", "passwd"), {"--name": TEXT}),
     "user disable": Spec(("user", "disable"), {"--name": TEXT}),

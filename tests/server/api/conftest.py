@@ -80,8 +80,9 @@ def _tokens(ctx: OperationContext) -> dict[str, str]:
             for role in ("viewer", "operator", "developer", "admin")
         }
         made["ci-bot"] = create_token(ctx, "ci-bot", "operator", "90d").value
-        made["revoked"] = create_token(ctx, "gone", "admin", None).value
-        revoke_token(ctx, "gone")
+        gone = create_token(ctx, "gone", "admin", None)
+        made["revoked"] = gone.value
+        revoke_token(ctx, gone.token.token_id)
         create_user(ctx, USERS["user"][0], "operator", USERS["user"][1])
         create_user(ctx, USERS["disabled"][0], "admin", USERS["disabled"][1])
         disable_user(ctx, USERS["disabled"][0])

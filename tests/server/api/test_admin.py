@@ -40,9 +40,12 @@ def test_tokens_over_http(fresh_api) -> None:
     assert listed.json() == api.cli("token", "list")
     assert value not in listed.text and row.token_sha256 not in listed.text
 
-    revoked = api.post("/api/v1/tokens/revoke", {"name": "nightly"}, kind="admin")
+    token_id = next(tk["token_id"] for tk in listed.json()["tokens"] if tk["name"] == "nightly")
+    revoked = api.client.post(f"/api/v1/tokens/{token_id}/revoke", headers=api.headers("admin"))
     assert revoked.status_code == 200, revoked.text
-    assert (revoked.json()["schema"], revoked.json()["revoked"]) == ("etl-craft/api-token-revoke/1", 1)
+    assert (revoked.json()["schema"], revoked.json()["token_id"]) == ("etl-craft/api-token-revoke/1", token_id)
+    again = api.client.post(f"/api/v1/tokens/{token_id}/revoke", headers=api.headers("admin"))
+    assert again.status_code == 404 and "already revoked" in again.json()["message"], again.text
     assert api.get(f"{P}/pipelines", kind="nightly").status_code == 401
     with api.ctx.db.read() as conn:
         actions = conn.execute(

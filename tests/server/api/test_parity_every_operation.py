@@ -180,8 +180,8 @@ def run_writes(api, _monkeypatch) -> dict[tuple[str, str], Pair]:  # type: ignor
 def admin_writes(api, monkeypatch) -> dict[tuple[str, str], Pair]:  # type: ignore[no-untyped-def]
     token_a = _ok(api.post("/api/v1/tokens", {"name": "p-api", "role": "viewer", "expires": "30d"}, kind="admin"))
     token_b = api.cli("token", "create", "--name", "p-cli", "--role", "viewer", "--expires", "30d")
-    revoke_a = _ok(api.post("/api/v1/tokens/revoke", {"name": "p-api"}, kind="admin"))
-    revoke_b = api.cli("token", "revoke", "--name", "p-cli")
+    revoke_a = _ok(api.post(f"/api/v1/tokens/{token_a['token']['token_id']}/revoke", None, kind="admin"))
+    revoke_b = api.cli("token", "revoke", "--token-id", str(token_b["token"]["token_id"]))
     password = PASSWORD
     user = {"role": "viewer", "password": password}
     user_a = _ok(api.post("/api/v1/users", {"name": "u-api", **user}, kind="admin"))
@@ -192,7 +192,7 @@ def admin_writes(api, monkeypatch) -> dict[tuple[str, str], Pair]:  # type: igno
     disable_b = api.cli("user", "disable", "--name", "u-cli")
     return {
         ("POST", "/api/v1/tokens"): (token_a, token_b),
-        ("POST", "/api/v1/tokens/revoke"): (revoke_a, revoke_b),
+        ("POST", "/api/v1/tokens/{token_id}/revoke"): (revoke_a, revoke_b),
         ("POST", "/api/v1/users"): (user_a, user_b),
         ("POST", "/api/v1/users/passwd"): (passwd_a, passwd_b),
         ("POST", "/api/v1/users/disable"): (disable_a, disable_b),

@@ -38,8 +38,15 @@ def test_create_list_use_and_revoke(fresh_api) -> None:
         ).scalar_one()
     assert used is not None
 
-    revoked = api.cli("token", "revoke", "--name", "nightly")
-    assert revoked["revoked"] == 1
+    revoked = api.cli("token", "revoke", "--token-id", str(nightly["token_id"]))
+    assert (revoked["token_id"], revoked["name"]) == (nightly["token_id"], "nightly")
+    with api.ctx.db.read() as conn:
+        live = (
+            conn.execute(sa.select(t.cfg_api_tokens.c.name).where(t.cfg_api_tokens.c.revoked_at.is_(None)))
+            .scalars()
+            .all()
+        )
+    assert "nightly" not in live and "viewer-token" in live  # that token only
     refused = api.get(f"{P}/pipelines", kind="nightly")
     assert refused.status_code == 401 and "revoked" in refused.json()["message"]
     assert value not in refused.text
@@ -49,7 +56,8 @@ def test_create_list_use_and_revoke(fresh_api) -> None:
         ).all()
     created_args = next(args for command, args in commands if command == "token create" and args["name"] == "nightly")
     assert created_args == {"name": "nightly", "role": "developer", "expires": "12h"}
-    assert ("token revoke", {"name": "nightly"}) in [(c, a) for c, a in commands]
+    revoked_args = {"id": nightly["token_id"], "name": "nightly"}
+    assert ("token revoke", revoked_args) in [(c, a) for c, a in commands]
 
 
 @pytest.mark.sqlite

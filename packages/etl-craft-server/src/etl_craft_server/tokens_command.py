@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from etl_craft.cli import arguments
 from etl_craft.cli.framework import Command, add_global_options
 
 
@@ -18,8 +19,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     create.add_argument("--role", required=True, choices=("viewer", "operator", "developer", "admin"))
     create.add_argument("--expires", metavar="WHEN", help="90d, 12h, 30m or an ISO date (default: never)")
     sub.add_parser("list", help="list tokens: name, role, expiry, revocation, last use (never the token)")
-    revoke = sub.add_parser("revoke", help="revoke every live token with this name")
-    revoke.add_argument("--name", required=True)
+    revoke = sub.add_parser("revoke", help="revoke one token by its id (token list shows ids)")
+    revoke.add_argument("--token-id", required=True, type=arguments.whole_number(1), metavar="INT")
     for action in sub.choices.values():  # --config, --format, ... after the action too
         add_global_options(action, suppress=True)
 
@@ -60,7 +61,7 @@ def _run(args: argparse.Namespace) -> int:
             ]
             emit(args, "api-token-list", listed, table(header, rows))
         else:
-            revoked = tokens.revoke_token(ctx, args.name)
+            revoked = tokens.revoke_token(ctx, args.token_id)
             emit(args, "api-token-revoke", revoked, revoked.message)
     finally:
         ctx.close()

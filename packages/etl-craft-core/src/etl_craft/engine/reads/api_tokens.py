@@ -33,6 +33,11 @@ def token_by_hash(conn: sa.Connection, token_sha256: str) -> ApiTokenRow | None:
     return None if row is None else ApiTokenRow(**row._mapping)
 
 
+def token_by_id(conn: sa.Connection, token_id: int) -> ApiTokenRow | None:
+    row = conn.execute(sa.select(*_columns()).where(cfg_api_tokens.c.token_id == token_id)).one_or_none()
+    return None if row is None else ApiTokenRow(**row._mapping)
+
+
 def api_tokens(conn: sa.Connection) -> list[ApiTokenRow]:
     rows = conn.execute(sa.select(*_columns()).order_by(cfg_api_tokens.c.token_id))
     return [ApiTokenRow(**r._mapping) for r in rows]

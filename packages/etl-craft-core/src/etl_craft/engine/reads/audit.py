@@ -37,11 +37,12 @@ def interventions(
     pipeline_id: int,
     *,
     from_run_id: int | None = None,
+    to_run_id: int | None = None,
     run_id: int | None = None,
     task_id: int | None = None,
 ) -> list[InterventionRow]:
-    """A pipeline's interventions, newest first: in runs from `from_run_id` on, or in run `run_id`;
-    with `task_id`, that task's and those on the run itself."""
+    """A pipeline's interventions, newest first: in runs `from_run_id` to `to_run_id`, or in run
+    `run_id`; with `task_id`, that task's and those on the run itself."""
     iv = t.aud_run_interventions
     query = (
         sa.select(
@@ -65,6 +66,8 @@ def interventions(
     )
     if from_run_id is not None:
         query = query.where(iv.c.pipeline_run_id >= from_run_id)
+    if to_run_id is not None:
+        query = query.where(iv.c.pipeline_run_id <= to_run_id)
     if run_id is not None:
         query = query.where(iv.c.pipeline_run_id == run_id)
     if task_id is not None:

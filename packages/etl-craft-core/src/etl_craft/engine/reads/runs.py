@@ -194,12 +194,16 @@ def task_run_cells(conn: sa.Connection, run_ids: Iterable[int]) -> dict[int, dic
     return found
 
 
-def task_runs_of_task(conn: sa.Connection, task_id: int, from_run_id: int | None = None) -> dict[int, TaskRunRow]:
-    """One task's rows by run id, in runs from `from_run_id` on (a task belongs to one pipeline, so the
-    floor bounds the read to the runs a history lists)."""
+def task_runs_of_task(
+    conn: sa.Connection, task_id: int, from_run_id: int | None = None, to_run_id: int | None = None
+) -> dict[int, TaskRunRow]:
+    """One task's rows by run id, in runs `from_run_id` to `to_run_id` (a task belongs to one pipeline,
+    so the bounds limit the read to the runs a history page lists, however deep the page)."""
     query = sa.select(*columns_of(t.aud_task_run_log, TaskRunRow)).where(t.aud_task_run_log.c.task_id == task_id)
     if from_run_id is not None:
         query = query.where(t.aud_task_run_log.c.pipeline_run_id >= from_run_id)
+    if to_run_id is not None:
+        query = query.where(t.aud_task_run_log.c.pipeline_run_id <= to_run_id)
     return {r.pipeline_run_id: r for r in rows_of(TaskRunRow, conn.execute(query))}
 
 

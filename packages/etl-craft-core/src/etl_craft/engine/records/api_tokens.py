@@ -28,15 +28,16 @@ def insert_token(
         return int(conn.execute(statement).scalar_one())
 
 
-def revoke_tokens(db: EngineDb, name: str, now: datetime) -> int:
-    """Revoke every live token with this name; the number revoked."""
+def revoke_token(db: EngineDb, token_id: int, now: datetime) -> str | None:
+    """Revoke the token with this id if it is live; its name, or None when no live token has the id."""
     with db.write() as conn:
         statement = (
             cfg_api_tokens.update()
-            .where(cfg_api_tokens.c.name == name, cfg_api_tokens.c.revoked_at.is_(None))
+            .where(cfg_api_tokens.c.token_id == token_id, cfg_api_tokens.c.revoked_at.is_(None))
             .values(revoked_at=now)
+            .returning(cfg_api_tokens.c.name)
         )
-        return int(conn.execute(statement).rowcount)
+        return conn.execute(statement).scalar_one_or_none()
 
 
 def record_use(db: EngineDb, token_id: int, now: datetime) -> None:

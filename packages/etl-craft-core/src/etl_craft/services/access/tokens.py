@@ -71,9 +71,9 @@ class TokenList:
 
 
 @dataclass(frozen=True)
-class RevokedTokens:
+class RevokedToken:
+    token_id: int
     name: str
-    revoked: int
     message: str
     exit_code: int = int(ExitCode.SUCCESS)
 
@@ -134,7 +134,7 @@ def create_token(ctx: OperationContext, name: str, role: str, expires: str | Non
             f"API token {name!r}",
             found=f"a live token with this name (id {live[0].token_id})",
             expected="a name no live token has",
-            remedy=f"revoke it first (etl-craft token revoke --name {name}) or choose another name",
+            remedy=f"revoke it first (etl-craft token revoke --token-id {live[0].token_id}) or choose another name",
         )
     value = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token_id = token_records.insert_token(
@@ -156,15 +156,20 @@ def list_tokens(ctx: OperationContext) -> TokenList:
         return TokenList(tuple(TokenView.of(row) for row in token_reads.api_tokens(conn)))
 
 
-def revoke_token(ctx: OperationContext, name: str) -> RevokedTokens:
-    check_name(name)
-    revoked = token_records.revoke_tokens(ctx.db, name, utc_now())
-    if not revoked:
+def revoke_token(ctx: OperationContext, token_id: int) -> RevokedToken:
+    """Revoke one token, addressed by its id (rule 2: a name may have had several tokens over time)."""
+    name = token_records.revoke_token(ctx.db, token_id, utc_now())
+    if name is None:
+        with ctx.db.read() as conn:
+            row = token_reads.token_by_id(conn, token_id)
         raise ResourceNotFoundError(
-            f"API token {name!r}", found="no live token with this name", remedy="etl-craft token list shows them"
+            f"API token {token_id}",
+            found="no token with this id" if row is None else f"token {row.name!r} already revoked at {row.revoked_at}",
+            expected="the id of a live token",
+            remedy="etl-craft token list shows every token's id and whether it is revoked",
         )
-    record_request(ctx.db, ctx.actor, "token revoke", {"name": name})
-    return RevokedTokens(name, revoked, f"token {name} revoked; requests with it are refused from now on")
+    record_request(ctx.db, ctx.actor, "token revoke", {"id": token_id, "name": name})  # "token_id" would be masked
+    return RevokedToken(token_id, name, f"token {token_id} ({name}) revoked; requests with it are refused from now on")
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 
 from etl_craft.core.enums import ApiRole
 from etl_craft_server.api.bodies import CreateTokenBody, CreateUserBody, NameBody, PasswordBody
-from etl_craft_server.api.endpoints import Admin, endpoint, respond
+from etl_craft_server.api.endpoints import Admin, RowId, endpoint, respond
 
 
 @endpoint("GET", "/api/v1/tokens", ApiRole.ADMIN, "api-token-list", "list tokens, never their values (token list)")
@@ -31,15 +31,16 @@ def create_token(request: Request, bearer: Admin, body: CreateTokenBody) -> JSON
 
 @endpoint(
     "POST",
-    "/api/v1/tokens/revoke",
+    "/api/v1/tokens/{token_id}/revoke",
     ApiRole.ADMIN,
     "api-token-revoke",
-    "revoke every live token with this name (etl-craft token revoke)",
+    "revoke one token by its id (etl-craft token revoke --token-id)",
 )
-def revoke_token(request: Request, bearer: Admin, body: NameBody) -> JSONResponse:
+def revoke_token(request: Request, bearer: Admin, token_id: RowId) -> JSONResponse:
+    """Addressed by id as interface.md has it: the path names the token, so there is no body."""
     from etl_craft.services.access.tokens import revoke_token
 
-    return respond(request, bearer, "api-token-revoke", lambda ctx: revoke_token(ctx, body.name))
+    return respond(request, bearer, "api-token-revoke", lambda ctx: revoke_token(ctx, token_id))
 
 
 @endpoint("POST", "/api/v1/users", ApiRole.ADMIN, "user", "create a user (etl-craft user create)")
