@@ -9,11 +9,11 @@ import json
 import pytest
 
 from tests.fixtures.cli import run_cli
-from tests.fixtures.warehouse import SqlProject
+from tests.fixtures.warehouse import WAREHOUSES, SqlProject
 
 ON_FILE_AND_SERVER = pytest.mark.parametrize(
     "warehouse",
-    [pytest.param("duckdb", id="duckdb"), pytest.param("postgres", marks=pytest.mark.warehouse_postgres, id="postgres")],
+    [p for p in WAREHOUSES if p.id in ("duckdb", "postgres")],
     indirect=True,
 )
 
