@@ -61,3 +61,25 @@ def test_table_pages_show_the_warehouse_columns_types_and_comments(sqlp: SqlProj
     assert plain.returncode == 0, plain
     assert sorted(plain.json()["written"]) == sorted([f"tables/{schema}.orders.html", f"tables/{schema}.missing.html"])
     assert "In the warehouse" not in (site / f"tables/{schema}.orders.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("warehouse", [p for p in WAREHOUSES if p.id == "trino"], indirect=True)
+def test_a_warehouse_whose_dialect_cannot_describe_its_tables_is_refused(sqlp: SqlProject) -> None:
+    """In-process: the Trino emulation replaces the dialect's sessions in this test process only."""
+    from etl_craft.core.errors import ConfigurationError, ExitCode
+    from etl_craft.services.catalog import generate_docs
+    from etl_craft.services.context import open_context
+
+    sqlp.task("load", {"SQL_ACTION": "INSERT_ROWS", "TARGET_OBJECT": "main.orders", "SOURCE_SQL": "SELECT 1"})
+    site = sqlp.root / "site"
+    ctx = open_context(str(sqlp.config_path))
+    try:
+        with pytest.raises(ConfigurationError) as refused:
+            generate_docs(ctx, site, strict=False, with_warehouse=True)
+    finally:
+        ctx.close()
+    assert refused.value.exit_code == ExitCode.CONFIGURATION
+    message = str(refused.value)
+    assert "generate-docs --with-warehouse" in message and "Trino" in message
+    assert "Run generate-docs without --with-warehouse on this warehouse" in message
+    assert not site.exists()  # refused before anything is written
