@@ -31,8 +31,8 @@ def warehouse_columns(ctx: OperationContext, table_names: list[str]) -> dict[str
     with dialect.session(ctx.db) as session:
         rows = dialect.describe_schemas(session, sorted({schema for schema, _ in wanted}))
     found: dict[str, dict[str, Any]] = defaultdict(lambda: {"comment": None, "columns": []})
-    for schema, table, column, type_text, column_comment, table_comment in rows:
-        name = wanted.get((str(schema).lower(), str(table).lower()))
+    for held_schema, table, column, type_text, column_comment, table_comment in rows:
+        name = wanted.get((str(held_schema).lower(), str(table).lower()))
         if name is None:
             continue
         entry = found[name]
