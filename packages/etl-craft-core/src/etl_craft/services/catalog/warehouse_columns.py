@@ -32,10 +32,10 @@ def warehouse_columns(ctx: OperationContext, table_names: list[str]) -> dict[str
         rows = dialect.describe_schemas(session, sorted({schema for schema, _ in wanted}))
     found: dict[str, dict[str, Any]] = defaultdict(lambda: {"comment": None, "columns": []})
     for held_schema, table, column, type_text, column_comment, table_comment in rows:
-        name = wanted.get((str(held_schema).lower(), str(table).lower()))
-        if name is None:
+        held = wanted.get((str(held_schema).lower(), str(table).lower()))
+        if held is None:
             continue
-        entry = found[name]
+        entry = found[held]
         entry["comment"] = table_comment
         entry["columns"].append({"name": str(column), "type": str(type_text), "comment": column_comment})
     return dict(found)
