@@ -178,6 +178,15 @@ class DuckDBDialect(WarehouseDialect):
         database = parts[0] if len(parts) == 3 else None
         return self._lookup(session, database, parts[-2], parts[-1])
 
+    def describe_schemas(self, session: Session, schemas: Sequence[str]) -> list[tuple[Any, ...]]:
+        return session.rows(
+            "SELECT c.schema_name, c.table_name, c.column_name, c.data_type, c.comment, t.comment"
+            " FROM duckdb_columns() c LEFT JOIN duckdb_tables() t ON t.table_oid = c.table_oid"
+            " WHERE c.database_name = current_database() AND list_contains(?, lower(c.schema_name))"
+            " ORDER BY c.schema_name, c.table_name, c.column_index",
+            [[s.lower() for s in schemas]],
+        )
+
     def scratch_columns(self, session: Session, name: str) -> list[Column]:
         return self._lookup(session, "temp", "main", name)
 

@@ -123,6 +123,17 @@ class PostgresDialect(WarehouseDialect):
         )
         return [Column(str(name), str(type_)) for name, type_ in found]
 
+    def describe_schemas(self, session: Session, schemas: Sequence[str]) -> list[tuple[Any, ...]]:
+        # pg_catalog rather than information_schema: the comments live in pg_description only.
+        return session.rows(
+            "SELECT n.nspname, c.relname, a.attname, format_type(a.atttypid, a.atttypmod),"
+            " col_description(c.oid, a.attnum), obj_description(c.oid, 'pg_class') FROM pg_attribute a"
+            " JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = ANY(%s) AND a.attnum > 0 AND NOT a.attisdropped"
+            " AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY n.nspname, c.relname, a.attnum",
+            ([self.fold(s) for s in schemas],),
+        )
+
     def scratch_columns(self, session: Session, name: str) -> list[Column]:
         found = session.rows(
             "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"

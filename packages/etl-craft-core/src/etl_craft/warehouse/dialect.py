@@ -177,6 +177,17 @@ class WarehouseDialect:
     def table_format(self, session: Session, parts: tuple[str, ...]) -> str:
         return "native"
 
+    def describe_schemas(self, session: Session, schemas: Sequence[str]) -> list[tuple[Any, ...]]:
+        """Every column of every table in `schemas` (names as written), in one statement, for the
+        catalog's `generate-docs --with-warehouse`: rows of (schema, table, column, type, column
+        comment, table comment), comments None where there is none."""
+        raise ConfigurationError(
+            f"generate-docs --with-warehouse: Warehouse ({self.display_name})",
+            found=f"a {self.display_name} warehouse",
+            expected="a warehouse whose dialect reads column types and comments (PostgreSQL, DuckDB)",
+            remedy="run generate-docs without --with-warehouse on this warehouse",
+        )
+
     # -- reading an author's SELECT -------------------------------------------------------------
     @contextmanager
     def read_only(self, session: Session) -> Iterator[None]:

@@ -18,6 +18,11 @@ def _configure_generate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict", action="store_true", help="write nothing and exit 1 if a SQL task has no column lineage"
     )
+    parser.add_argument(
+        "--with-warehouse",
+        action="store_true",
+        help="add each table's column types and comments, read from the warehouse (PostgreSQL, DuckDB)",
+    )
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -26,7 +31,9 @@ def _generate(args: argparse.Namespace) -> int:
 
     ctx = open_context(args.config)
     try:
-        built = generate_docs(ctx, Path(args.output) if args.output else None, strict=args.strict)
+        built = generate_docs(
+            ctx, Path(args.output) if args.output else None, strict=args.strict, with_warehouse=args.with_warehouse
+        )
     finally:
         ctx.close()
     if not wants_json(args):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,11 +34,18 @@ def catalog_folder(ctx: OperationContext, output: Path | None) -> Path:
     return (ctx.config.project_dir / configured).resolve()
 
 
-def generate_docs(ctx: OperationContext, output: Path | None, *, strict: bool) -> CatalogBuild:
+def generate_docs(
+    ctx: OperationContext, output: Path | None, *, strict: bool, with_warehouse: bool = False
+) -> CatalogBuild:
     folder = catalog_folder(ctx, output)
     with ctx.db.snapshot() as conn:
         facts = read_catalog_facts(conn, history=HISTORY_RUNS)
-    pages = build_pages(facts, ctx.config.redaction, ctx.config.scripts_dir)
+    describe = None
+    if with_warehouse:
+        from etl_craft.services.catalog.warehouse_columns import warehouse_columns
+
+        describe = functools.partial(warehouse_columns, ctx)
+    pages = build_pages(facts, ctx.config.redaction, ctx.config.scripts_dir, describe)
     index = next(page for page in pages if page.path == "index.html")
     untraced = tuple(ref["label"] for ref in index.context["untraced"])
     if strict and untraced:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,8 @@ _RUN_KEYS = (
     "run_kind",
 )  # fmt: skip
 
+NOT_IN_WAREHOUSE: dict[str, Any] = {"comment": None, "columns": []}
+
 
 class _Catalog:
     """The facts indexed the ways the pages look them up, and the links between pages."""
@@ -94,6 +96,7 @@ class _Catalog:
         self.deps_of = _by(facts.task_dependencies, "pipeline_id")
         self.upstream_of = _by(facts.pipeline_dependencies, "pipeline_id")
         self.downstream_of = _by(facts.pipeline_dependencies, "depends_on_pipeline_id")
+        self.warehouse: dict[str, dict[str, Any]] | None = None
         self._index_tables()
 
     def _index_tables(self) -> None:
@@ -259,6 +262,8 @@ class _Catalog:
             ],
             "columns": columns,
             "lineage_svg": lineage_graph(name, columns),
+            # None without --with-warehouse; no columns when the warehouse holds no such table.
+            "warehouse": None if self.warehouse is None else self.warehouse.get(name, NOT_IN_WAREHOUSE),
         }
         return Page(table_file(name), "table.html", context)
 
@@ -277,9 +282,16 @@ class _Catalog:
         return Page("index.html", "index.html", context)
 
 
-def build_pages(facts: CatalogFacts, sensitive: SensitiveNames, scripts_dir: Path) -> list[Page]:
-    """Every page of the site: one per pipeline, one per table, and the index."""
+def build_pages(
+    facts: CatalogFacts,
+    sensitive: SensitiveNames,
+    scripts_dir: Path,
+    describe: Callable[[list[str]], dict[str, dict[str, Any]]] | None = None,
+) -> list[Page]:
+    """Every page of the site: one per pipeline, one per table, and the index. `describe` (from
+    --with-warehouse) gives the warehouse's columns of the tables by name."""
     catalog = _Catalog(facts, sensitive, scripts_dir)
+    catalog.warehouse = describe(catalog.table_names) if describe else None
     pages: list[Page] = []
     index_rows = []
     for pipeline_id, pipe in catalog.pipelines.items():
