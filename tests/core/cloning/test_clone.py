@@ -125,3 +125,50 @@ def test_clone_mirrors_runs_updates_and_purges(cloned: Project) -> None:
     after = _clone(cloned)
     assert after["AUD_PIPELINES_RUN_LOG"]["deleted"] == 2 and after["AUD_TASK_ATTEMPTS"]["deleted"] == 2
     _assert_mirror_equals_engine(cloned, db)
+
+
+def _many_runs(db: EngineDb, count: int) -> None:
+    with db.write() as conn:
+        pipeline = _insert(conn, t.cfg_pipelines, pipeline_code="many", pipeline_name="Many", refresh_type="FULL")
+        conn.execute(t.aud_pipelines_run_log.insert(), [{"pipeline_id": pipeline, "status": "QUEUED"}] * count)
+
+
+def test_a_clone_killed_mid_copy_resumes_without_loss_or_duplicates(cloned: Project) -> None:
+    db = cloned.open_db()
+    _many_runs(db, 1200)
+    time.sleep(SETTLE.total_seconds() + 0.1)
+    killed = run_cli("clone", env=cloned.env(ETL_CRAFT_FAULT="clone_batch:kill"))
+    assert killed.returncode == 137, killed
+    assert len(_mirror_rows(cloned, "AUD_PIPELINES_RUN_LOG")) == 500  # the first batch committed, no more
+    resumed = _clone(cloned)
+    assert resumed["AUD_PIPELINES_RUN_LOG"]["rows"] == 700  # only what the killed clone had not committed
+    _assert_mirror_equals_engine(cloned, db)
+
+
+def test_a_clone_while_another_runs_skips_and_says_so(cloned: Project) -> None:
+    db = cloned.open_db()
+    _many_runs(db, 600)
+    time.sleep(SETTLE.total_seconds() + 0.1)
+    long = subprocess.Popen(
+        [sys.executable, "-m", "etl_craft", "clone"],
+        env=cloned.env(ETL_CRAFT_FAULT="clone_batch:sleep:20"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # The long clone is asleep after its first batch, holding the clone lock (a DuckDB file
+        # admits no second process while it writes, so the test waits rather than looks).
+        time.sleep(6)
+        assert long.poll() is None, long.communicate()
+        skipped = run_cli("clone", "--format", "json", env=cloned.env())
+        assert skipped.returncode == 0, skipped
+        doc = skipped.json()
+        assert doc["skipped"] is True and doc["tables"] == []
+        assert "clone skipped: another clone held the clone lock for 1s (Cloning.Lock_wait_seconds)" in doc["message"]
+    finally:
+        if long.poll() is None:
+            os.kill(long.pid, signal.SIGKILL)
+        long.wait()
+    _clone(cloned)
+    _assert_mirror_equals_engine(cloned, db)

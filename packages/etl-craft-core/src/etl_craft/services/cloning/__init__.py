@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass, field
 
 from etl_craft.core.clock import iso, utc_now
+from etl_craft.core.faults import fault_point
 from etl_craft.core.errors import CloningError, LockTimeoutError
 from etl_craft.engine import locks
 from etl_craft.engine.schema.tables import TableSpec
@@ -81,6 +82,7 @@ def _copy_table(ctx: OperationContext, mirror: Mirror, spec: TableSpec) -> Table
             mark = Watermark(batch[-1][0], batch[-1][key_at])
             mirror.write_state(spec.name, mark=mark, at=now, rows=copied + len(rows), error=None)
         copied += len(rows)
+        fault_point("clone_batch")  # crash tests: a clone dying here resumes from this batch's watermark
     deleted = copy.mirror_deletions(ctx.db, spec, mirror)
     return TableCopy(spec.name, mirror.table(spec.name), copied, deleted, change)
 
