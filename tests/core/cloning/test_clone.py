@@ -172,3 +172,30 @@ def test_a_clone_while_another_runs_skips_and_says_so(cloned: Project) -> None:
         long.wait()
     _clone(cloned)
     _assert_mirror_equals_engine(cloned, db)
+
+
+def _doctor_line(project: Project) -> str:
+    result = run_cli("doctor", env=project.env())
+    return next(line for line in result.stdout.splitlines() if "] Cloning:" in line)
+
+
+def test_doctor_reports_the_last_clone_and_its_failure(cloned: Project) -> None:
+    db = cloned.open_db()
+    _many_runs(db, 3)
+    assert _doctor_line(cloned).startswith("[WARN] Cloning: no clone yet")
+    _clone(cloned)
+    line = _doctor_line(cloned)
+    assert line.startswith("[OK  ] Cloning: last clone ") and "(0 min ago, " in line, line
+    assert "every 15 min" in line
+    # A mirror table the warehouse can no longer write: the clone fails (exit 17) and doctor says why.
+    dialect = load_dialect(cloned.load())
+    with dialect.open_session() as session, session.transaction():
+        session.execute(f"DROP TABLE {dialect.ident('AUD_PIPELINES_RUN_LOG')}")
+        session.execute(f"CREATE VIEW {dialect.ident('AUD_PIPELINES_RUN_LOG')} AS SELECT 1 AS PIPELINE_RUN_ID")
+    with db.write() as conn:
+        _insert(conn, t.aud_pipelines_run_log, pipeline_id=1, status="QUEUED")
+    time.sleep(SETTLE.total_seconds() + 0.1)
+    failed = run_cli("clone", env=cloned.env())
+    assert failed.returncode == 17, failed
+    assert "error: clone into" in failed.stderr
+    assert _doctor_line(cloned).startswith("[FAIL] Cloning: the last clone, at ")
