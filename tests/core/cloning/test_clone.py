@@ -68,7 +68,9 @@ def _engine_rows(db: EngineDb, name: str) -> list[tuple[Any, ...]]:
     spec = t.SPECS_BY_NAME[name]
     table = t.T[name.lower()]
     with db.read() as conn:
-        rows = conn.execute(sa.select(table).order_by(*_order(spec, [table.c[c.name.lower()] for c in spec.columns]))).all()
+        rows = conn.execute(
+            sa.select(table).order_by(*_order(spec, [table.c[c.name.lower()] for c in spec.columns]))
+        ).all()
     return [tuple(_normal(mirror_value(v, c.type)) for v, c in zip(r, spec.columns, strict=True)) for r in rows]
 
 

@@ -47,11 +47,11 @@ from etl_craft.execution.run_loop.reconcile import LostAttempt, reconcile
 from etl_craft.execution.run_loop.signals import StopSignals
 from etl_craft.execution.run_loop.supervisor import RunSupervisor
 from etl_craft_server.daily_purge import DailyPurge
-from etl_craft_server.scheduled_clone import ScheduledClone
 from etl_craft_server.events import Events
 from etl_craft_server.metadata_cache import MetadataCache
 from etl_craft_server.metrics import observe_admission
 from etl_craft_server.schedule_clock import ScheduleClock
+from etl_craft_server.scheduled_clone import ScheduledClone
 from etl_craft_server.schedules import Schedules
 
 log = logging.getLogger("etl_craft.server")

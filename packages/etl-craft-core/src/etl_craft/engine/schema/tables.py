@@ -842,7 +842,6 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
 )
 
 
-
 def _with_updated_at(spec: TableSpec) -> TableSpec:
     """Every AUD_ table ends with UPDATED_AT (ENGINE migration 0009): clones copy by it (S6.E).
 
@@ -937,7 +936,7 @@ def _sa_type(pg_type: str) -> sa.types.TypeEngine[Any]:
     raise ValueError(f"no SQLAlchemy type for {pg_type}")
 
 
-class engine_now(sa.sql.functions.FunctionElement[datetime]):  # noqa: N801 (a SQL function's name)
+class engine_now(sa.sql.functions.FunctionElement[datetime]):
     """The statement's time in the form each dialect stores timestamps (as the NOW column default)."""
 
     type = _timestamp(timezone=True)

@@ -12,8 +12,8 @@ import logging
 from dataclasses import dataclass, field
 
 from etl_craft.core.clock import iso, utc_now
-from etl_craft.core.faults import fault_point
 from etl_craft.core.errors import CloningError, LockTimeoutError
+from etl_craft.core.faults import fault_point
 from etl_craft.engine import locks
 from etl_craft.engine.schema.tables import TableSpec
 from etl_craft.services.cloning import copy

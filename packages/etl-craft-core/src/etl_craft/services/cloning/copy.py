@@ -57,9 +57,8 @@ def masked(spec: TableSpec, rows: Sequence[Sequence[Any]], names: SensitiveNames
     name_at, value_at = order.index("PARAMETER_NAME"), order.index("PARAMETER_VALUE")
     out: list[Sequence[Any]] = []
     for row in rows:
-        if names.matches(row[name_at]) and row[value_at] is not None:
-            row = [*row[:value_at], "***", *row[value_at + 1 :]]
-        out.append(row)
+        sensitive = names.matches(row[name_at]) and row[value_at] is not None
+        out.append([*row[:value_at], "***", *row[value_at + 1 :]] if sensitive else row)
     return out
 
 

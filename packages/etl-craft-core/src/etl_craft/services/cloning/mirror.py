@@ -91,7 +91,9 @@ class Mirror:
         Returns "created", "added cols ..." or None when it was already current."""
         existing = {c.key for c in self.dialect.columns(self.session, self.parts(spec.name))}
         if not existing:
-            columns = ", ".join(f"{self.dialect.ident(c.name)} {mirror_type(self.dialect, c.type)}" for c in spec.columns)
+            columns = ", ".join(
+                f"{self.dialect.ident(c.name)} {mirror_type(self.dialect, c.type)}" for c in spec.columns
+            )
             with self.session.transaction():
                 self.session.execute(f"CREATE TABLE {self.table(spec.name)} ({columns})")
             return "created"
@@ -159,10 +161,8 @@ class Mirror:
 
     # -- state ----------------------------------------------------------------------------------
     def watermark(self, name: str) -> Watermark | None:
-        found = self.session.rows(
-            f"SELECT WATERMARK_AT, WATERMARK_KEY FROM {self.table(STATE_TABLE)} WHERE TABLE_NAME = {self.dialect.placeholder}",
-            [name],
-        )
+        state, p = self.table(STATE_TABLE), self.dialect.placeholder
+        found = self.session.rows(f"SELECT WATERMARK_AT, WATERMARK_KEY FROM {state} WHERE TABLE_NAME = {p}", [name])
         if not found or found[0][0] is None:
             return None
         return Watermark(found[0][0], json.loads(found[0][1]))

@@ -25,7 +25,9 @@ def cloning_check(config: ConnectorConfig, db: EngineDb | None) -> list[CheckRes
     dialect = load_dialect(config)
     path = dialect.storage_file()
     if path is not None and not path.exists():
-        return [CheckResult(NAME, WARN, f"no clone yet: {path} does not exist; run etl-craft clone or etl-craft server")]
+        return [
+            CheckResult(NAME, WARN, f"no clone yet: {path} does not exist; run etl-craft clone or etl-craft server")
+        ]
     try:
         with dialect.session(db, lock_timeout=TIMEOUT_SECONDS) as session:
             rows = Mirror(dialect, session, config.warehouse.schema or dialect.default_schema).state_rows()
@@ -33,7 +35,11 @@ def cloning_check(config: ConnectorConfig, db: EngineDb | None) -> list[CheckRes
         return [CheckResult(NAME, WARN, f"state not read: {error}")]
     clone = next((r for r in rows if r[0] == CLONE_ROW), None)
     if clone is None:
-        return [CheckResult(NAME, WARN, "no clone yet (Scope " + settings.scope + "); run etl-craft clone or etl-craft server")]
+        return [
+            CheckResult(
+                NAME, WARN, "no clone yet (Scope " + settings.scope + "); run etl-craft clone or etl-craft server"
+            )
+        ]
     _, _, cloned_at, copied, error = clone
     cloned_at = as_utc(cloned_at)
     age = utc_now() - cloned_at
