@@ -128,6 +128,29 @@ def test_clone_mirrors_runs_updates_and_purges(cloned: Project) -> None:
     assert after["AUD_PIPELINES_RUN_LOG"]["deleted"] == 2 and after["AUD_TASK_ATTEMPTS"]["deleted"] == 2
     _assert_mirror_equals_engine(cloned, db)
 
+    # The guide's "runs per day by status" is a plain query on the mirror.
+    dialect = load_dialect(cloned.load())
+    with dialect.open_session() as session:
+        per_day = session.rows(
+            "SELECT CAST(START_DATE AS DATE) AS day, STATUS, COUNT(*) FROM AUD_PIPELINES_RUN_LOG"
+            " WHERE START_DATE IS NOT NULL GROUP BY CAST(START_DATE AS DATE), STATUS ORDER BY 1, 2"
+        )
+    with db.read() as conn:
+        starts = conn.execute(sa.select(t.aud_pipelines_run_log.c.start_date, t.aud_pipelines_run_log.c.status)).all()
+    expected: dict[tuple[Any, str], int] = {}
+    for start, status in starts:
+        if start is not None:
+            expected[(start.astimezone(UTC).date(), status)] = (
+                expected.get((start.astimezone(UTC).date(), status), 0) + 1
+            )
+    assert {(d, s): n for d, s, n in per_day} == expected
+
+
+def test_clone_is_refused_while_cloning_is_off(project: Project) -> None:
+    result = run_cli("clone", env=project.env())
+    assert result.returncode == 3, result
+    assert "error: craft-connector.yml: Cloning.Enabled: found false (or no Cloning section)" in result.stderr
+
 
 def _many_runs(db: EngineDb, count: int) -> None:
     with db.write() as conn:

@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass, field
 
 from etl_craft.core.clock import iso, utc_now
-from etl_craft.core.errors import CloningError, LockTimeoutError
+from etl_craft.core.errors import CloningError, ConfigurationError, LockTimeoutError
 from etl_craft.core.faults import fault_point
 from etl_craft.engine import locks
 from etl_craft.engine.schema.tables import TableSpec
@@ -54,9 +54,9 @@ class CloneView:
 def _refuse_when_off(ctx: OperationContext) -> None:
     settings = ctx.config.cloning
     if not settings.enabled:
-        raise CloningError(
+        raise ConfigurationError(
             "craft-connector.yml: Cloning.Enabled",
-            found="false" if ctx.config.warehouse else "no Cloning section",
+            found="false (or no Cloning section)",
             expected="Cloning.Enabled: true with a Scope and a Warehouse section",
             remedy="turn cloning on (docs/guides/cloning.md)",
         )
