@@ -158,6 +158,7 @@ def _many_runs(db: EngineDb, count: int) -> None:
         conn.execute(t.aud_pipelines_run_log.insert(), [{"pipeline_id": pipeline, "status": "QUEUED"}] * count)
 
 
+@pytest.mark.chaos
 def test_a_clone_killed_mid_copy_resumes_without_loss_or_duplicates(cloned: Project) -> None:
     db = cloned.open_db()
     _many_runs(db, 1200)
@@ -170,6 +171,7 @@ def test_a_clone_killed_mid_copy_resumes_without_loss_or_duplicates(cloned: Proj
     _assert_mirror_equals_engine(cloned, db)
 
 
+@pytest.mark.chaos
 def test_a_clone_while_another_runs_skips_and_says_so(cloned: Project) -> None:
     db = cloned.open_db()
     _many_runs(db, 600)
