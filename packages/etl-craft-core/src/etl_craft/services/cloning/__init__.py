@@ -9,6 +9,7 @@ its cycle and says so (the running one copies what the skipped one would have).
 from __future__ import annotations
 
 import logging
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from etl_craft.core.clock import iso, utc_now
@@ -115,14 +116,15 @@ def clone_now(ctx: OperationContext) -> CloneView:
     """Copy what changed since the last clone; skip (not fail) while another clone holds the lock."""
     _refuse_when_off(ctx)
     wait = float(ctx.config.cloning.lock_wait_seconds)
-    try:
-        with locks.hold(ctx.db, CLONE_LOCK, timeout=wait):
-            started = utc_now()
-            copies = _clone_all(ctx)
-    except LockTimeoutError:
-        message = f"clone skipped: another clone held the clone lock for {wait:g}s (Cloning.Lock_wait_seconds)"
-        log.warning("%s", message)
-        return CloneView(skipped=True, message=message)
+    with ExitStack() as held:
+        try:
+            held.enter_context(locks.hold(ctx.db, CLONE_LOCK, timeout=wait))
+        except LockTimeoutError:
+            message = f"clone skipped: another clone held the clone lock for {wait:g}s (Cloning.Lock_wait_seconds)"
+            log.warning("%s", message)
+            return CloneView(skipped=True, message=message)
+        started = utc_now()
+        copies = _clone_all(ctx)  # a DuckDB writer lock that times out is LockTimeoutError (exit 14)
     rows, deleted = sum(c.rows for c in copies), sum(c.deleted for c in copies)
     message = f"cloned {len(copies)} table(s) at {iso(started)}: {rows} row(s) copied, {deleted} deleted"
     return CloneView(skipped=False, tables=copies, message=message)
