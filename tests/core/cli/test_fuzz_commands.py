@@ -122,6 +122,7 @@ SPECS = {
         {"--pipeline_code": codes("P", "Q"), "--airflow-version": TEXT},
         ("--global", "--docs"),
     ),
+    "clone": Spec(("clone",), {}),  # cloning is off in the fuzz project: refused, exit 3
     "doctor": Spec(("doctor",), {}),
     "setup": Spec(("setup",), {"--migrations-dir": PATH}, ("--print-grants",)),
     "init-db": Spec(("init-db",), {}, ("--force",)),

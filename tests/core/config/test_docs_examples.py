@@ -52,4 +52,4 @@ def test_postgres_example_with_profiles(project, profile):
         assert config.orchestration.max_parallel_tasks == 2
         assert config.engine.secret_var == "ENGINE_SECRET"
         assert config.warehouse.auth_mode == "password"
-    assert (config.cloning.enabled, config.cloning.scope) == (False, "all")
+    assert (config.cloning.enabled, config.cloning.scope, config.cloning.every_minutes) == (True, "all", 15)

@@ -115,12 +115,22 @@ def test_cloning_settings_are_read_while_cloning_is_off(project):
     assert config.cloning.base_location == "s3://bucket/clones"
 
 
-def test_cloning_enabled_is_refused_until_etl_craft_clones(project):
-    message = project.refuse(cloning("Enabled: true\nScope: all"))
+def test_cloning_enabled_reads_its_schedule_and_lock_wait(project):
+    config = project.load(cloning("Enabled: true\nScope: all"))
+    assert config.cloning.enabled is True and config.cloning.scope == "all"
+    assert (config.cloning.every_minutes, config.cloning.lock_wait_seconds) == (15, 60)
+    config = project.load(cloning("Enabled: true\nScope: aud\nEvery_minutes: 5\nLock_wait_seconds: 0"))
+    assert (config.cloning.every_minutes, config.cloning.lock_wait_seconds) == (5, 0)
+    message = project.refuse(cloning("Enabled: true\nScope: aud\nEvery_minutes: 0"))
+    assert "Cloning.Every_minutes (line 9): found '0'; expected a whole number from 1 to 10080" in message
+
+
+def test_cloning_external_copies_are_refused_while_enabled(project):
+    message = project.refuse(cloning("Enabled: true\nScope: all\nBase_location: s3://bucket/clones"))
     assert message == (
-        "craft-connector.yml: Cloning.Enabled (line 7): this etl-craft release does not clone the Engine DB yet, so nothing would be "
-        "copied: found true; expected Enabled: false, or no Cloning section. Remove Enabled: true until a release "
-        "that clones (docs/reference/configuration.md)"
+        "craft-connector.yml: Cloning.Base_location (line 9): this etl-craft release clones into plain tables of "
+        "the Warehouse schema only: expected no Base_location while Enabled is true. Remove Base_location "
+        "(docs/guides/cloning.md)"
     )
 
 

@@ -27,8 +27,12 @@ EXTRA_COLUMNS = {
         {"name": "PRIORITY", "type": "INT", "nullable": False, "default": "0", "allowed": None},
     ],
 }
+# Every AUD_ table: UPDATED_AT last, the clone's watermark (S6.E; ENGINE migration 0009).
+UPDATED_AT = {"name": "UPDATED_AT", "type": "TIMESTAMPTZ", "nullable": True, "default": None, "allowed": None}
 for _table in SPEC:
     _table["columns"] = _table["columns"] + EXTRA_COLUMNS.get(_table["name"], [])
+    if _table["name"].startswith("AUD_"):
+        _table["columns"].append(UPDATED_AT)
 
 PG_TYPES = {
     "BIGINT": "bigint",

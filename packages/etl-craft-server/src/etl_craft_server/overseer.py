@@ -51,6 +51,7 @@ from etl_craft_server.events import Events
 from etl_craft_server.metadata_cache import MetadataCache
 from etl_craft_server.metrics import observe_admission
 from etl_craft_server.schedule_clock import ScheduleClock
+from etl_craft_server.scheduled_clone import ScheduledClone
 from etl_craft_server.schedules import Schedules
 
 log = logging.getLogger("etl_craft.server")
@@ -116,6 +117,7 @@ class Overseer:
         self.pool = local_pool(config, db.dialect, Handler)
         self.pools = Pools(db, self.pool)  # and the queue pools its tasks' POOL parameters name
         self.daily_purge = DailyPurge(db, config, self.actor, clock.now())
+        self.clone = ScheduledClone(db, config, self.actor, clock.now())
         self.held: dict[int, _Held] = {}
         self.supervised: dict[int, _Supervised] = {}
         self._last_reconcile = float("-inf")
@@ -171,6 +173,7 @@ class Overseer:
             now = self.clock.now()
             self.schedules.create_due(now)
             self.daily_purge.start_if_due(now)
+            self.clone.start_if_due(now)
             self._admit_and_take_over(events)
         self._supervise(events)
 

@@ -141,6 +141,8 @@ class CloningSettings:
     scope: str = "none"  # "cfg" | "aud" | "all" | "none"
     external_volume: str | None = None
     base_location: str | None = None
+    every_minutes: int = 15  # the server's clone schedule (S6.E)
+    lock_wait_seconds: int = 60  # how long a clone waits for a busy clone before skipping the cycle
 
 
 @dataclass(frozen=True)

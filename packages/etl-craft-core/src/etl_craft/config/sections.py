@@ -78,7 +78,9 @@ EMAIL_AUTH_FIELDS = {
     "password": ("user", "secret"),
     "oauth": ("user", "client_id", "secret", "token_url"),
 }
-CLONING_SPEC = BlockSpec("Cloning", ("Profile", "Enabled", "Scope", "External_volume", "Base_location"))
+CLONING_SPEC = BlockSpec(
+    "Cloning", ("Profile", "Enabled", "Scope", "Every_minutes", "Lock_wait_seconds", "External_volume", "Base_location")
+)
 DOCS_SITE_SPEC = BlockSpec(
     "Docs_site", ("Profile", "Schedule", "Output", "Authtoken", "Domain", "Allowed_ips", "Base_url", "Trusted_proxies")
 )
@@ -409,21 +411,23 @@ def parse_cloning(ctx: Context, body: object, default_profile: str | None, *, ha
             expected="Scope cfg, aud or all",
             remedy="choose the tables to copy, or set Enabled: false",
         )
-    if enabled:
-        # Refused rather than accepted: this release has no clone (no `etl-craft clone`, no mirror
-        # tables), and a setting that silently copies nothing would promise a mirror that never comes.
-        raise reader.error(
-            "Enabled",
-            "this etl-craft release does not clone the Engine DB yet, so nothing would be copied",
-            found="true",
-            expected="Enabled: false, or no Cloning section",
-            remedy="remove Enabled: true until a release that clones (docs/reference/configuration.md)",
-        )
+    for key in ("External_volume", "Base_location"):
+        if enabled and reader.has(key):
+            # Refused rather than ignored: the clone writes plain warehouse tables, and no Snowflake
+            # Iceberg or Databricks external copy is built yet, so the setting would do nothing.
+            raise reader.error(
+                key,
+                "this etl-craft release clones into plain tables of the Warehouse schema only",
+                expected=f"no {key} while Enabled is true",
+                remedy=f"remove {key} (docs/guides/cloning.md)",
+            )
     return CloningSettings(
         enabled=enabled,
         scope=scope or "none",
         external_volume=reader.text("External_volume"),
         base_location=reader.text("Base_location"),
+        every_minutes=reader.whole("Every_minutes", 15, 1, 7 * 24 * 60),
+        lock_wait_seconds=reader.whole("Lock_wait_seconds", 60, 0, 3600),
     )
 
 

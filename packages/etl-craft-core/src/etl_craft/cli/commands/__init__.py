@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from etl_craft.cli.commands.attempts import ATTEMPT, ATTEMPT_LOG, TASK_RUN
 from etl_craft.cli.commands.catalog import DOCS_VERSION, GENERATE_DOCS, PUBLISH_DOCS
+from etl_craft.cli.commands.clone import CLONE
 from etl_craft.cli.commands.config import CONFIG
 from etl_craft.cli.commands.demo import DEMO
 from etl_craft.cli.commands.engine_db import DOCTOR, INIT_DB, MIGRATE, SETUP
@@ -46,6 +47,7 @@ CORE_COMMANDS: tuple[Command, ...] = (
     GENERATE_DOCS,
     PUBLISH_DOCS,
     GENERATE_YML,
+    CLONE,
     VALIDATE,
     DOCTOR,
     SETUP,

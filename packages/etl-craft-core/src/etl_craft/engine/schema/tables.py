@@ -7,12 +7,13 @@ Core tables for queries. Python names are lower case because PostgreSQL folds un
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
+from sqlalchemy.ext.compiler import compiles
 
 from etl_craft.core.enums import AlertEvent, ApiRole
 
@@ -840,6 +841,22 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
     ),
 )
 
+
+def _with_updated_at(spec: TableSpec) -> TableSpec:
+    """Every AUD_ table ends with UPDATED_AT (ENGINE migration 0009): clones copy by it (S6.E).
+
+    The column has no DDL default: SQLite cannot add a column with a computed default, and a
+    trigger setting it would fire the append-only guards' triggers. `_build_metadata` gives it a SQL
+    default and on-update value instead, so every INSERT and UPDATE etl-craft issues (the
+    transitions' compare-and-sets included) writes it in the same statement.
+    """
+    if not spec.name.startswith("AUD_") or any(c.name == "UPDATED_AT" for c in spec.columns):
+        return spec
+    column = Col("UPDATED_AT", "TIMESTAMPTZ")  # set by every etl-craft write (clones copy by it)
+    return replace(spec, columns=(*spec.columns, column))
+
+
+TABLE_SPECS = tuple(_with_updated_at(spec) for spec in TABLE_SPECS)
 SPECS_BY_NAME = {spec.name: spec for spec in TABLE_SPECS}
 # The tables project migrations write (the pipelines' metadata); every other table is etl-craft's own.
 METADATA_TABLES = tuple(spec.name for spec in TABLE_SPECS if spec.tracks_metadata)
@@ -919,6 +936,30 @@ def _sa_type(pg_type: str) -> sa.types.TypeEngine[Any]:
     raise ValueError(f"no SQLAlchemy type for {pg_type}")
 
 
+class engine_now(sa.sql.functions.FunctionElement[datetime]):
+    """The statement's time in the form each dialect stores timestamps (as the NOW column default)."""
+
+    type = _timestamp(timezone=True)
+    inherit_cache = True
+
+
+@compiles(engine_now)
+def _now_postgres(element: engine_now, compiler: Any, **kw: Any) -> str:
+    return NOW.postgres
+
+
+@compiles(engine_now, "sqlite")
+def _now_sqlite(element: engine_now, compiler: Any, **kw: Any) -> str:
+    return NOW.sqlite
+
+
+def _written_now(column: Col) -> dict[str, Any]:
+    """UPDATED_AT without a DDL default: every INSERT and UPDATE SQLAlchemy builds sets it."""
+    if column.name != "UPDATED_AT" or column.default is not None:
+        return {}
+    return {"default": engine_now(), "onupdate": engine_now()}
+
+
 def _build_metadata() -> sa.MetaData:
     metadata = sa.MetaData()
     for spec in TABLE_SPECS:
@@ -930,6 +971,7 @@ def _build_metadata() -> sa.MetaData:
                 autoincrement=c.identity or c.type == "BIGSERIAL",
                 nullable=c.nullable,
                 server_default=sa.FetchedValue() if c.default else None,
+                **_written_now(c),
             )
             for c in spec.columns
         ]

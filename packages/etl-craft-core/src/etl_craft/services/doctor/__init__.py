@@ -15,7 +15,7 @@ from etl_craft.core.checks import FAIL, OK, WARN, CheckResult
 from etl_craft.core.errors import EtlCraftError, MissingEngineDbError
 from etl_craft.engine.database import EngineDb, open_engine_db
 from etl_craft.services.context import load_configuration
-from etl_craft.services.doctor import cluster, connections, engine_db, project
+from etl_craft.services.doctor import cloning, cluster, connections, engine_db, project
 from etl_craft.services.doctor.report import DoctorReport
 
 __all__ = ["FAIL", "OK", "WARN", "CheckResult", "DoctorReport", "run_checks"]
@@ -84,6 +84,7 @@ def run_checks(
         results += project.files_check(config)
         results += connections.warehouse_check(config, db)
         results += connections.email_check(config)
+        results += cloning.cloning_check(config, db)
         results += project.folders_check(config)
         results += project.gates_check(config)
     finally:
