@@ -68,7 +68,7 @@ class LogStore:
         return ConnectionTestError(
             f"the log {log_path} in Logs.Store {self.url}",
             found=f"{doing} failed: {type(error).__name__}: {error}",
-            expected=f"a store this host can {doing.split()[0]}",
+            expected=f"a store this host can {doing}",
             remedy="check the store's address, permissions and credentials; the local file stays until purged",
         )
 
@@ -85,9 +85,7 @@ class LogStore:
                 os.replace(f"{target}.part", target)  # a reader never sees half a log
             else:
                 self._s3().upload_file(log_path, self.bucket, self._object(key))
-        except OSError as error:
-            raise self._failed(log_path, "write", error) from error
-        except Exception as error:  # botocore's ClientError and the like
+        except Exception as error:  # OSError, botocore's ClientError and the like
             raise self._failed(log_path, "write", error) from error
 
     def read(self, log_path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
