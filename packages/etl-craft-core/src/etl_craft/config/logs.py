@@ -12,8 +12,8 @@ LOGS_SPEC = BlockSpec("Logs", ("Store", "Tail_bytes"))
 MAX_TAIL_BYTES = 1_048_576  # TASK_LOG is a column, not a log store
 
 
-def _store_problem(url: str) -> str | None:
-    """Why a Logs.Store value can't be used, or None."""
+def store_problem(url: str) -> str | None:
+    """Why an object-store address (Logs.Store, purge --archive-to) can't be used, or None."""
     parts = urlsplit(url)
     if parts.scheme == "file":
         if parts.netloc or not parts.path.startswith("/"):
@@ -32,7 +32,7 @@ def parse_logs(ctx: Context, body: object) -> LogSettings:
     """One setting for every profile, like Retention."""
     reader = open_section(ctx, LOGS_SPEC, body, None, profiles=False)
     store = reader.text("Store")
-    if store is not None and (problem := _store_problem(store)) is not None:
+    if store is not None and (problem := store_problem(store)) is not None:
         raise reader.error(
             "Store",
             problem,

@@ -66,10 +66,10 @@ class LogStore:
 
     def _failed(self, log_path: str, doing: str, error: Exception) -> ConnectionTestError:
         return ConnectionTestError(
-            f"the log {log_path} in Logs.Store {self.url}",
+            f"the object {log_path} in {self.url}",
             found=f"{doing} failed: {type(error).__name__}: {error}",
             expected=f"a store this host can {doing}",
-            remedy="check the store's address, permissions and credentials; the local file stays until purged",
+            remedy="check the address, its permissions and the credentials; nothing was removed or lost",
         )
 
     def put(self, log_path: str) -> None:
@@ -87,6 +87,18 @@ class LogStore:
                 self._s3().upload_file(log_path, self.bucket, self._object(key))
         except Exception as error:  # OSError, botocore's ClientError and the like
             raise self._failed(log_path, "write", error) from error
+
+    def write(self, key: str, data: bytes) -> None:
+        """One object of `purge --archive-to` (the same two kinds of address as a log store)."""
+        try:
+            if self.scheme == "file":
+                target = self.root / key
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            else:
+                self._s3().put_object(Bucket=self.bucket, Key=self._object(key), Body=data)
+        except Exception as error:  # OSError, botocore's ClientError and the like
+            raise self._failed(f"{self.url.rstrip('/')}/{key}", "write", error) from error
 
     def read(self, log_path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
         """Up to `limit` bytes from `offset` and the object's size; None when the store has no such log."""
