@@ -4,44 +4,12 @@
 from __future__ import annotations
 
 import re
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.fixtures.harness import Harness, TaskSpec
 
 LINES = [f"line {n:05d} of the task's output, é" for n in range(3000)]  # about 110 KiB
-REGION = "eu-west-1"
-
-
-@pytest.fixture
-def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """A moto S3 server on a free port; the CLI finds it through boto3's AWS_ENDPOINT_URL."""
-    import boto3
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10).close()
-    for name, value in (
-        ("AWS_ACCESS_KEY_ID", "testing"),
-        ("AWS_SECRET_ACCESS_KEY", "testing"),
-        ("AWS_DEFAULT_REGION", REGION),
-        ("AWS_ENDPOINT_URL", endpoint),
-    ):
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    client = boto3.client("s3", region_name=REGION, endpoint_url=endpoint)
-    client.create_bucket(Bucket="etl-logs", CreateBucketConfiguration={"LocationConstraint": REGION})
-    try:
-        yield client
-    finally:
-        server.stop()
 
 
 def _run_chatty(harness: Harness, store: str) -> tuple[Any, str]:

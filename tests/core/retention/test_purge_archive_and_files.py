@@ -8,6 +8,7 @@ import gzip
 import json
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -129,3 +130,29 @@ def test_purge_removes_old_attempts_log_files_and_dead_sessions(project: Project
     with db.read() as conn:
         assert conn.execute(sa.select(t.aud_ui_sessions.c.session_sha256)).scalars().all() == ["live"]
         assert conn.execute(sa.select(t.aud_task_attempts.c.log_path)).scalars().all() == [str(files["new"])]
+
+
+def test_archive_to_s3_and_log_files_in_an_s3_store(project: Project, tmp_path: Path, s3: Any) -> None:
+    """On moto: the archive's objects hold the removed rows, and the removed attempt's stored log goes."""
+    project.extra_sections = "Logs:\n  Store: s3://etl-logs/attempts\n"
+    project.write_config()
+    db = project.open_db()
+    files = _sessions_and_logs(db, tmp_path / "log_dir", tmp_path / "unused")
+    for name in ("old", "new"):
+        key = "/".join(files[name].parts[-3:])
+        s3.put_object(Bucket="etl-logs", Key=f"attempts/{key}", Body=f"{name} attempt\n".encode())
+    done = run_cli("purge", "--archive-to", "s3://etl-logs/archive/", "--format", "json", env=project.env())
+    assert done.returncode == 0, done
+    doc = done.json()
+    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket="etl-logs")["Contents"])
+    folder = doc["archive_to"].removeprefix("s3://etl-logs/")
+    assert keys == [
+        f"{folder}/AUD_TASK_ATTEMPTS/00001.jsonl.gz",
+        f"{folder}/AUD_UI_SESSIONS/00001.jsonl.gz",
+        f"{folder}/manifest.json",
+        f"attempts/{'/'.join(files['new'].parts[-3:])}",
+    ]
+    body = s3.get_object(Bucket="etl-logs", Key=f"{folder}/AUD_UI_SESSIONS/00001.jsonl.gz")["Body"].read()
+    sessions = [json.loads(line) for line in gzip.decompress(body).decode().splitlines()]
+    assert sorted(row["session_sha256"] for row in sessions) == ["expired", "signed-out"]
+    assert not files["old"].exists() and files["new"].exists()
