@@ -378,9 +378,14 @@ class AttemptProcesses:
 
     def report_ends(self, state: RunState) -> None:
         for child, _status in self.exited:
-            ship_log(self.config.logs.store, child.log_path)
+            self._ship_log(child)
             self._report_end(state.attempt(child.spec.attempt_id), child)
         self.exited.clear()
+
+    def _ship_log(self, child: RunningChild) -> None:
+        # Only this host's processes: a queue pool's worker copies the logs of the processes it ran.
+        if self.pools.of(child.handle).owner_claims:
+            ship_log(self.config.logs.store, child.log_path)
 
     def attempt(self, attempt_id: int) -> AttemptRow | None:
         with self.db.read() as conn:
@@ -433,7 +438,7 @@ class AttemptProcesses:
         for attempt_id, child in list(self.stopping.items()):
             if self.pools.of(child.handle).status(child.handle).state is not HandleState.RUNNING:
                 del self.stopping[attempt_id]
-                ship_log(self.config.logs.store, child.log_path)
+                self._ship_log(child)
 
     def stop_all(self, reason: str) -> None:
         """Record every running attempt FAILED with the reason, then stop the processes."""
