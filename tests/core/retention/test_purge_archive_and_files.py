@@ -70,9 +70,10 @@ def test_a_failed_archive_write_removes_nothing(project: Project, tmp_path: Path
     assert failed.returncode == 11, failed
     assert f"file://{blocker}/archive" in failed.stderr and "nothing was removed" in failed.stderr
     assert _counts(db) == before
-    refused = run_cli("purge", "--archive-to", "warehouse_schema", env=project.env())
-    assert refused.returncode == 2, refused
-    assert "file:///absolute/folder or s3://bucket/prefix" in refused.stderr
+    for argv in (("--archive-to", "warehouse_schema"), ("--archive-to", "s3://[bad/x", "--dry-run")):
+        refused = run_cli("purge", *argv, env=project.env())
+        assert refused.returncode == 2, refused
+        assert "file:///absolute/folder or s3://bucket/prefix" in refused.stderr
     assert _counts(db) == before
 
 

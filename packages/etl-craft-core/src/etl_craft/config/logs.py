@@ -14,7 +14,10 @@ MAX_TAIL_BYTES = 1_048_576  # TASK_LOG is a column, not a log store
 
 def store_problem(url: str) -> str | None:
     """Why an object-store address (Logs.Store, purge --archive-to) can't be used, or None."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as error:  # an unbalanced [ in the host, and the like
+        return f"not a URL ({error})"
     if parts.scheme == "file":
         if parts.netloc or not parts.path.startswith("/"):
             return "a file:// store needs an absolute folder (file:///var/lib/etl-craft/logs)"

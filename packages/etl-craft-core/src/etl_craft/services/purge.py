@@ -208,12 +208,18 @@ def purge_history(ctx: OperationContext, *, dry_run: bool = False, archive_to: s
     its attempts' log files; `archive_to` gets a copy of every removed row first."""
     started_at = utc_now()
     cutoffs = {name: iso(value) for name, value in _cutoffs(ctx.config.retention, started_at).items()}
-    archive = None
-    if archive_to is not None and not dry_run:
-        archive = PurgeArchive(archive_to, started_at)
+    archive = None if archive_to is None else PurgeArchive(archive_to, started_at)
+    if dry_run:
+        archive = None  # the address was checked; a dry run writes nothing
+    if archive is not None:
         archive.open({"started_at": iso(started_at), "cutoffs": cutoffs, "actor": ctx.actor.name})
     counts = purge(
-        ctx.db, ctx.config.retention, started_at, dry_run=dry_run, archive=archive, store=ctx.config.logs.store
+        ctx.db,
+        ctx.config.retention,
+        started_at,
+        dry_run=dry_run,
+        archive=archive,
+        store=ctx.config.logs.store,
     )
     arguments: dict[str, Any] = {
         "dry_run": dry_run, "cutoffs": cutoffs, "removed": counts.removed, "log_files": counts.log_files,
