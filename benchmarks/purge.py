@@ -196,7 +196,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             thread = threading.Thread(target=live.run_until_stopped, daemon=True)
             thread.start()
             started = time.perf_counter()
-            removed, transactions = purge(db, RetentionSettings(), utc_now())
+            counts = purge(db, RetentionSettings(), utc_now())
+            removed, transactions = counts.removed, counts.transactions
             purge_seconds = time.perf_counter() - started
             live.stop.set()
             thread.join()

@@ -281,3 +281,20 @@ def test_a_worker_masks_a_crashed_attempts_log_file_and_task_log(harness: Harnes
 def _row_of_pool(harness: Harness):  # type: ignore[no-untyped-def]
     (row,) = harness.rows(t.aud_workers)
     return row
+
+
+@pytest.mark.parametrize("dialect", ["postgresql"])
+def test_a_worker_copies_its_attempts_logs_to_the_store(harness: Harness, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    harness.project.extra_sections = f"Logs:\n  Store: file://{store}\n"
+    harness.project.write_config()
+    harness.pipeline("Q", [TaskSpec("a", {"print": ["from the worker"]}, parameters={"POOL": "etl"})])
+    _worker(harness, "--ingestion-slots", "1")
+    result = harness.cli("run", "--pipeline_code", "Q")
+    assert result.returncode == 0, result
+    (attempt,) = harness.attempts("a")
+    stored = store / "Q" / f"run-{harness.runs()[0].pipeline_run_id}" / "a.attempt-1.log"
+    # The worker copies the file once it has reaped the task process, just after the outcome.
+    harness.wait_until(stored.exists, 30, "the worker to copy the log to Logs.Store")
+    written = Path(attempt.log_path).read_text()
+    assert "from the worker" in written and stored.read_text() == written

@@ -1,5 +1,5 @@
 """Attempt logs: the file under Log_dir is the log, TASK_LOG keeps Logs.Tail_bytes of it, and
-`etl-craft attempt-log` prints the file, the one reader the API and the web UI use too (S6.B, the part without an object store)."""
+`etl-craft attempt-log` prints the file, the one reader the API and the web UI use too (S6.B; Logs.Store in test_log_store.py)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,9 @@ def test_a_log_that_is_not_there_is_named(harness: Harness) -> None:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("  Store: s3://bucket/logs\n", "keeps attempt logs as files under Orchestration.Log_dir only"),
+        ("  Store: s3:///logs\n", "an s3:// store needs a bucket"),
+        ("  Store: file://relative/logs\n", "a file:// store needs an absolute folder"),
+        ("  Store: gs://bucket/logs\n", "scheme 'gs' is neither file nor s3"),
         ("  Tail_bytes: 2000000\n", "a whole number from 0 to 1048576"),
     ],
 )

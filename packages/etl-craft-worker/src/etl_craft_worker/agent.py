@@ -36,6 +36,7 @@ from etl_craft.execution.graph import TaskNode
 from etl_craft.execution.pools.interface import AttemptSpec, ExecutionHandle, HandleState, SlotKind, slot_kind
 from etl_craft.execution.pools.local import LocalPool
 from etl_craft.execution.processes.identity import OwnerId
+from etl_craft.execution.processes.log_store import ship_log
 from etl_craft.execution.processes.task_log import attempt_log_path, owner_task_log
 from etl_craft.execution.processes.task_process import ChildSpec
 from etl_craft.execution.run_loop.leases import LEASE_SECONDS, lease_until
@@ -246,6 +247,7 @@ class Worker:
                     held=held,
                 )
                 row = None
+            ship_log(self.config.logs.store, held.log_path)
             log.info("%s ended%s", held.label, f": {row.status}" if row is not None else "")
 
     def _fail(self, attempt_id: int, message: str, *, exit_code: int | None = None, held: _Held | None = None) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from etl_craft.config.layout import BlockSpec, open_section
 from etl_craft.config.model import LogSettings
 from etl_craft.config.values import Context, show
@@ -10,18 +12,35 @@ LOGS_SPEC = BlockSpec("Logs", ("Store", "Tail_bytes"))
 MAX_TAIL_BYTES = 1_048_576  # TASK_LOG is a column, not a log store
 
 
+def store_problem(url: str) -> str | None:
+    """Why an object-store address (Logs.Store, purge --archive-to) can't be used, or None."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as error:  # an unbalanced [ in the host, and the like
+        return f"not a URL ({error})"
+    if parts.scheme == "file":
+        if parts.netloc or not parts.path.startswith("/"):
+            return "a file:// store needs an absolute folder (file:///var/lib/etl-craft/logs)"
+        return None
+    if parts.scheme == "s3":
+        if not parts.netloc:
+            return "an s3:// store needs a bucket (s3://bucket/prefix)"
+        if parts.query or parts.fragment:
+            return "an s3:// store takes no query or fragment"
+        return None
+    return f"scheme {parts.scheme or '(none)'!r} is neither file nor s3"
+
+
 def parse_logs(ctx: Context, body: object) -> LogSettings:
     """One setting for every profile, like Retention."""
     reader = open_section(ctx, LOGS_SPEC, body, None, profiles=False)
     store = reader.text("Store")
-    if store is not None:
-        # Refused rather than ignored: a store that is never written would leave logs on a host
-        # the user expects to be able to lose.
+    if store is not None and (problem := store_problem(store)) is not None:
         raise reader.error(
             "Store",
-            "this etl-craft release keeps attempt logs as files under Orchestration.Log_dir only",
+            problem,
             found=show(store),
-            expected="no Logs.Store (file:// and s3:// stores are not in this release)",
-            remedy="remove Store, and copy Orchestration.Log_dir to your store with your own tools",
+            expected="file:///absolute/folder or s3://bucket/prefix",
+            remedy="correct Logs.Store, or remove it to keep attempt logs under Orchestration.Log_dir only",
         )
-    return LogSettings(tail_bytes=reader.whole("Tail_bytes", 8192, 0, MAX_TAIL_BYTES))
+    return LogSettings(tail_bytes=reader.whole("Tail_bytes", 8192, 0, MAX_TAIL_BYTES), store=store)

@@ -148,6 +148,7 @@ class CloningSettings:
 @dataclass(frozen=True)
 class LogSettings:
     tail_bytes: int = 8192  # of the attempt's log file kept in TASK_LOG
+    store: str | None = None  # Logs.Store: file:///folder or s3://bucket/prefix; None: Log_dir only
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ batches share a transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -25,8 +25,12 @@ BATCH_RUNS = 1_000
 
 @dataclass(frozen=True)
 class Batch:
-    removed: int
+    rows: Sequence[sa.RowMapping]  # the rows removed, whole (RETURNING): what --archive-to writes
     last_id: int  # the highest id removed: the next batch starts after it (kept rows are not re-read)
+
+    @property
+    def removed(self) -> int:
+        return len(self.rows)
 
 
 def _keyset_delete(
@@ -34,8 +38,8 @@ def _keyset_delete(
 ) -> Batch:
     """Delete the next BATCH_ROWS rows past `after` in key order that `keep` selects."""
     chosen = sa.select(key).where(key > after, keep).order_by(key).limit(BATCH_ROWS).scalar_subquery()
-    ids = conn.execute(sa.delete(table).where(key.in_(chosen)).returning(key)).scalars().all()
-    return Batch(len(ids), max(ids, default=after))
+    rows = conn.execute(sa.delete(table).where(key.in_(chosen)).returning(*table.c)).mappings().all()
+    return Batch(rows, max((row[key.name] for row in rows), default=after))
 
 
 def delete_attempts(conn: sa.Connection, cutoff: datetime, after: int) -> Batch:
@@ -59,6 +63,14 @@ def delete_consumption(conn: sa.Connection, cutoff: datetime, after: int) -> Bat
 def delete_interventions(conn: sa.Connection, cutoff: datetime, after: int) -> Batch:
     i = t.aud_run_interventions
     return _keyset_delete(conn, i, i.c.intervention_id, i.c.requested_at < cutoff, after)
+
+
+def delete_sessions(conn: sa.Connection, cutoff: datetime, after: int) -> Batch:
+    """Web UI sessions that can no longer sign anyone in: expired, or ended by a sign-out, before the
+    cutoff (the purge's start)."""
+    s = t.aud_ui_sessions
+    dead = sa.or_(s.c.expires_at < cutoff, s.c.ended_at < cutoff)
+    return _keyset_delete(conn, s, s.c.session_id, dead, after)
 
 
 def _referenced_from_elsewhere(run: sa.Table) -> Iterable[sa.ColumnElement[bool]]:
@@ -107,9 +119,10 @@ def purgeable_runs(conn: sa.Connection, cutoff: datetime) -> list[int]:
     return list(conn.execute(query).scalars())
 
 
-def delete_runs(conn: sa.Connection, run_ids: list[int]) -> dict[str, int]:
+def delete_runs(conn: sa.Connection, run_ids: list[int]) -> dict[str, Sequence[sa.RowMapping]]:
     """Remove the runs and every row that belongs to them, children first (the foreign keys have no
-    cascade); AUD_ACTIONS rows naming a run stay, with the run id cleared."""
+    cascade), returning the rows removed per table; AUD_ACTIONS rows naming a run stay, with the run
+    id cleared."""
     if not run_ids:
         return {}
     ids: sa.BindParameter[list[int]] = sa.bindparam("run_ids", run_ids, expanding=True, literal_execute=True)
@@ -145,9 +158,11 @@ def delete_runs(conn: sa.Connection, run_ids: list[int]) -> dict[str, int]:
             sa.delete(t.aud_pipelines_run_log).where(t.aud_pipelines_run_log.c.pipeline_run_id.in_(ids)),
         ),
     ]
-    counts = {}
+    removed: dict[str, Sequence[sa.RowMapping]] = {}
     for table, statement in statements:
-        removed = conn.execute(statement).rowcount
-        if table != "AUD_ACTIONS":  # unlinked, not removed
-            counts[table] = removed
-    return counts
+        if table == "AUD_ACTIONS":  # unlinked, not removed
+            conn.execute(statement)
+            continue
+        columns = t.T[table.lower()].c
+        removed[table] = conn.execute(statement.returning(*columns)).mappings().all()  # type: ignore[attr-defined]
+    return removed

@@ -12,8 +12,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="count what would be removed; remove nothing")
     parser.add_argument(
         "--archive-to",
-        metavar="SCHEMA",
-        help="copy the rows to this warehouse schema before removing them (refused: not in this release)",
+        metavar="URL",
+        help="write the removed rows (gzipped JSON lines per table) to file:///folder or s3://bucket/prefix"
+        " before each batch commits",
     )
 
 

@@ -34,6 +34,7 @@ from etl_craft.execution.graph import Graph, TaskNode
 from etl_craft.execution.pools.choice import Pools
 from etl_craft.execution.pools.interface import AttemptSpec, ExecutionHandle, HandleState, Pool
 from etl_craft.execution.processes.identity import OwnerId
+from etl_craft.execution.processes.log_store import ship_log
 from etl_craft.execution.processes.task_log import attempt_log_path, owner_task_log
 from etl_craft.execution.processes.task_process import ChildSpec
 from etl_craft.execution.run_loop.leases import LEASE_SECONDS, lease_until
@@ -377,8 +378,14 @@ class AttemptProcesses:
 
     def report_ends(self, state: RunState) -> None:
         for child, _status in self.exited:
+            self._ship_log(child)
             self._report_end(state.attempt(child.spec.attempt_id), child)
         self.exited.clear()
+
+    def _ship_log(self, child: RunningChild) -> None:
+        # Only this host's processes: a queue pool's worker copies the logs of the processes it ran.
+        if self.pools.of(child.handle).owner_claims:
+            ship_log(self.config.logs.store, child.log_path)
 
     def attempt(self, attempt_id: int) -> AttemptRow | None:
         with self.db.read() as conn:
@@ -431,6 +438,7 @@ class AttemptProcesses:
         for attempt_id, child in list(self.stopping.items()):
             if self.pools.of(child.handle).status(child.handle).state is not HandleState.RUNNING:
                 del self.stopping[attempt_id]
+                self._ship_log(child)
 
     def stop_all(self, reason: str) -> None:
         """Record every running attempt FAILED with the reason, then stop the processes."""

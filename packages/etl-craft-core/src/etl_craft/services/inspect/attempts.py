@@ -1,4 +1,5 @@
-"""One task run, one attempt, and an attempt's log file read from a byte offset, by id.
+"""One task run, one attempt, and an attempt's log read from a byte offset, by id:
+from the local file while it exists, else from Logs.Store.
 
 `etl-craft task-run`, `attempt`, `attempt-log` and their HTTP endpoints call these functions, so a log
 read over HTTP and at a terminal is the same bytes. The log file was masked as it was written (the
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from etl_craft.core.enums import ENDED_ATTEMPT
 from etl_craft.core.errors import ResourceNotFoundError, UsageError
 from etl_craft.engine import reads
+from etl_craft.execution.processes.log_store import open_store
 from etl_craft.services.context import OperationContext
 from etl_craft.services.views import AttemptView, RunView, TaskRunView
 
@@ -103,10 +105,15 @@ def attempt_log(ctx: OperationContext, attempt_id: int, offset: int = 0, limit: 
     if row is None:
         raise _unknown("attempt", attempt_id, "etl-craft task-run --format json (task.attempts[].attempt_id)")
     read = _read(row.log_path, offset, limit) if row.log_path else None
+    store = open_store(ctx.config.logs.store)
+    if read is None and row.log_path and store is not None:
+        # The local file is gone (another host, or a lost Log_dir): the store has it once the attempt ended.
+        read = store.read(row.log_path, offset, limit)
     if read is None and row.log_path and row.status in ENDED_ATTEMPT:
+        where = f" nor {store.location(row.log_path)}" if store is not None else ""
         raise ResourceNotFoundError(
             f"the log of attempt {attempt_id}",
-            found=f"no file {row.log_path} on this host",
+            found=f"no file {row.log_path} on this host{where}",
             expected=f"the file the attempt wrote on {row.host or 'its host'}",
             remedy="read it on the host that ran the attempt, with the same Orchestration.Log_dir; TASK_LOG"
             " (etl-craft task-run --task-run-id N) keeps its last Logs.Tail_bytes",
