@@ -205,12 +205,14 @@ def _end_attempt_statement(guard: sa.ColumnElement[bool]) -> sa.Update:
 
 
 _HELD = sa.and_(attempts.c.status.in_(OWNED_ATTEMPT), attempts.c.owner_id == _W_OWNER)
-# By guard: held by the owner and not asked to stop, running for the owner (a time-out), live (a
-# cancel), or held by the owner and asked to stop (its acknowledgement, which stamps the time). An
-# attempt whose stop was requested (S5.D) ends only CANCELLED, by its owner: a task process that
+# By guard: held by the owner and not asked to stop (its outcome), held by the owner (fenced LOST
+# by the reconciler), running for the owner (a time-out), live (a cancel), or held by the owner and
+# asked to stop (its acknowledgement, which stamps the time). An attempt whose stop was requested
+# (S5.D) ends CANCELLED by its owner, or LOST when its owner died first: a task process that
 # finishes in the meantime is fenced, so a cancelled run never gains a late SUCCESS.
 _END_ATTEMPT = {
     "owned": _end_attempt_statement(sa.and_(_HELD, attempts.c.cancel_requested_at.is_(None))),
+    "held": _end_attempt_statement(_HELD),
     "running": _end_attempt_statement(sa.and_(attempts.c.status == "RUNNING", attempts.c.owner_id == _W_OWNER)),
     "live": _end_attempt_statement(attempts.c.status.in_(LIVE_ATTEMPT)),
     "acknowledged": _end_attempt_statement(sa.and_(_HELD, attempts.c.cancel_requested_at.is_not(None))).values(
@@ -473,7 +475,7 @@ def lose_attempt(conn: sa.Connection, attempt_id: int, *, expected_owner: str, m
     _end_attempt(
         conn,
         attempt_id,
-        guard="owned",
+        guard="held",
         owner_id=expected_owner,
         expected=f"CLAIMED or RUNNING, owned by {expected_owner}",
         status="LOST",
