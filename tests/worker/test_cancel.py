@@ -4,7 +4,6 @@ CANCELLED with its acknowledgement; a worker that dies before acknowledging leav
 
 from __future__ import annotations
 
-import os
 import signal
 from pathlib import Path
 
@@ -107,3 +106,54 @@ def test_a_lost_acknowledgement_is_reconciled_and_nothing_runs_twice(harness: Ha
     run.wait(60)
     second.signal(signal.SIGTERM)
     assert second.wait(60).returncode == 0
+
+
+def _sleeping(database: str) -> list[tuple[int, str]]:
+    """The backends of `database` running the task's pg_sleep (pid, state)."""
+    from etl_craft_warehouses.provision import PostgresProvision
+
+    conn = PostgresProvision().connect(f"jdbc:postgresql://x/{database}")
+    try:
+        return conn.execute(
+            "SELECT pid, state FROM pg_stat_activity WHERE datname = %s AND query LIKE %s AND pid <> pg_backend_pid()",
+            (database, "%pg_sleep(600)%"),
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def test_a_cancelled_attempts_running_postgresql_statement_is_cancelled_in_the_warehouse(
+    harness: Harness, tmp_path: Path
+) -> None:
+    from etl_craft_warehouses.provision import PostgresProvision
+
+    provision = PostgresProvision()
+    with provision.warehouse(tmp_path) as url:
+        database = url.rsplit("/", 1)[1]
+        harness.project.extra_sections = provision.section(url)
+        harness.project.write_config()
+        select = "SELECT 1 AS slept FROM (SELECT pg_sleep(600)) AS s"
+        action = {"SQL_ACTION": "CREATE_TABLE", "TARGET_OBJECT": "public.slept", "SOURCE_SQL": select, "POOL": "etl"}
+        harness.pipeline("W", [TaskSpec("sleep", handler="SQL", parameters=action)])
+        worker = _worker(harness)
+        run = harness.start("run", "--pipeline_code", "W")
+        running = harness.wait_for_attempt("sleep", "RUNNING")
+        harness.wait_until(lambda: [s for s in _sleeping(database) if s[1] == "active"], 60, "the pg_sleep to run")
+        result = harness.cli("cancel", "--pipeline_code", "W", "--reason", "too slow")
+        assert result.returncode == 0, result
+        harness.wait_for_attempt("sleep", "CANCELLED", 40)
+        # The worker stopped the task process, and the process cancelled its statement first: the
+        # server no longer runs it (without the cancel it would sleep on after the process ended).
+        harness.wait_until(lambda: not process_alive(running.pid), 30, "the task process to end")
+        harness.wait_until(lambda: not _sleeping(database), 30, "the warehouse statement to end")
+        ended = _attempt(harness, running.attempt_id)
+        assert ended.cancel_acknowledged_at is not None and not ended.retryable
+        # The attempt's log says the statement was cancelled, not only that its process was stopped.
+        assert "stopped: the task process received SIGTERM; PostgresDialect: the running warehouse statement " in (
+            ended.task_log
+        )
+        assert "was cancelled (a cancel request for backend " in ended.task_log
+        assert provision.connect(url).execute("SELECT to_regclass('public.slept')").fetchone() == (None,)
+        run.wait(60)
+        worker.signal(signal.SIGTERM)
+        assert worker.wait(60).returncode == 0

@@ -355,7 +355,7 @@ def finish_attempt(
         attempt_id,
         guard="owned",
         owner_id=owner_id,
-        expected=f"CLAIMED or RUNNING, owned by {owner_id}",
+        expected=f"CLAIMED or RUNNING, owned by {owner_id}, no cancel requested",
         status=outcome.status,
         outcome=outcome,
         now=now,

@@ -74,7 +74,15 @@ class _Stopped(BaseException):
 def _on_sigterm(_signum: int, _frame: FrameType | None) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
+    # A warehouse statement outlives the process that sent it: cancel it first (S5.D). Looked up,
+    # not imported: a task that never opened a warehouse session has nothing running.
+    session = sys.modules.get("etl_craft.warehouse.session")
+    if session is not None:
+        _stop_notes.extend(session.cancel_running_statements())
     raise _Stopped()
+
+
+_stop_notes: list[str] = []  # what stopping did to running warehouse statements, for the attempt log
 
 
 @dataclass
@@ -235,7 +243,7 @@ def run_attempt(spec: ChildSpec) -> int:
         except (Exception, _Stopped) as error:
             stopped = isinstance(error, _Stopped)
             message = (
-                "stopped: the task process received SIGTERM"
+                "; ".join(["stopped: the task process received SIGTERM", *_stop_notes])
                 if stopped
                 else (error.message if isinstance(error, EtlCraftError) else f"{type(error).__name__}: {error}")
             )
