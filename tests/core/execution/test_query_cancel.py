@@ -3,6 +3,8 @@ its log says so (PostgreSQL, through a worker: tests/worker/test_cancel.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.fixtures.harness import Harness, TaskSpec, process_alive
@@ -18,7 +20,7 @@ def test_a_cancelled_local_attempt_interrupts_its_running_duckdb_statement(harne
     harness.pipeline("D", [TaskSpec("count", handler="SQL", parameters=action)])
     run = harness.start("run", "--pipeline_code", "D")
     running = harness.wait_for_attempt("count", "RUNNING")
-    log = harness.wait_until(lambda: running.log_path and open(running.log_path).read(), 30, "the attempt log")
+    log = harness.wait_until(lambda: running.log_path and Path(running.log_path).read_text(), 30, "the attempt log")
     assert "started" in log
     result = harness.cli("cancel", "--pipeline_code", "D", "--reason", "too slow")
     assert result.returncode == 0, result
@@ -26,7 +28,7 @@ def test_a_cancelled_local_attempt_interrupts_its_running_duckdb_statement(harne
     harness.wait_until(lambda: not process_alive(running.pid), 8, "the task process to end on SIGTERM")
     (attempt,) = harness.attempts("count")
     assert attempt.status == "CANCELLED"
-    text = open(running.log_path).read()
+    text = Path(running.log_path).read_text()
     assert (
         "the task failed: stopped: the task process received SIGTERM; DuckDBDialect: the running warehouse "
         "statement was cancelled (DuckDB interrupt())" in text
