@@ -42,6 +42,7 @@ def test_init_db_creates_the_engine_db_and_records_who_asked(empty_project) -> N
         "0007_retention_indexes.sql",
         "0008_ui_sessions.sql",
         "0009_clone_watermarks.sql",
+        "0011_cancel_requests.sql",
     ]
     db = empty_project.open_db()
     with db.read() as conn:

@@ -83,6 +83,10 @@ class DuckDBSession(Session):
     def close(self) -> None:
         self.conn.close()
 
+    def cancel_statement(self) -> str | None:
+        self.conn.interrupt()  # the statement stops with an InterruptException in this process
+        return "DuckDB interrupt()"
+
 
 class DuckDBDialect(WarehouseDialect):
     name = "duckdb"

@@ -55,11 +55,20 @@ class PostgresSession(Session):
         self.conn.commit()
 
     def rollback(self) -> None:
-        if not self.conn.closed:
+        from psycopg.pq import TransactionStatus
+
+        # ACTIVE: a statement interrupted by SIGTERM (cancelled, S5.D) still holds the connection; no
+        # ROLLBACK can be sent, and the server rolls the transaction back when the connection closes.
+        if not self.conn.closed and self.conn.info.transaction_status != TransactionStatus.ACTIVE:
             self.conn.rollback()
 
     def close(self) -> None:
         self.conn.close()
+
+    def cancel_statement(self) -> str | None:
+        # libpq's cancel request over a new connection to the server, as pg_cancel_backend(pid) would.
+        self.conn.cancel_safe(timeout=10.0)
+        return f"a cancel request for backend {self.conn.info.backend_pid}"
 
 
 class PostgresDialect(WarehouseDialect):

@@ -27,6 +27,7 @@ from etl_craft.core.actor import Actor
 from etl_craft.core.clock import utc_now
 from etl_craft.core.enums import OWNED_ATTEMPT, ActorKind, Handler, RunCondition
 from etl_craft.core.errors import EtlCraftError, StaleTransitionError
+from etl_craft.core.faults import fault_point
 from etl_craft.core.redaction import redact_file
 from etl_craft.engine import reads, transitions
 from etl_craft.engine.database import EngineDb
@@ -67,6 +68,7 @@ class _Held:
     started_monotonic: float
     hidden: frozenset[str]  # what its log must not show: resolved secrets, sensitive parameter values
     timed_out: bool = False
+    cancelling: bool = False  # a cancel asked for its stop; the process was sent SIGTERM
 
 
 class Worker:
@@ -240,6 +242,9 @@ class Worker:
             if row is not None and row.status in OWNED_ATTEMPT and row.owner_id == str(self.owner):
                 # Mask its log file here: its own masking thread may have died with it.
                 redact_file(held.log_path, held.hidden)
+                if row.cancel_requested_at is not None:
+                    self._acknowledge_cancel(attempt_id, held, status.exit_code)
+                    continue
                 self._fail(
                     attempt_id,
                     f"the task process exited with status {status.exit_code} before recording an outcome",
@@ -265,6 +270,29 @@ class Worker:
             return False
         return True
 
+    def _acknowledge_cancel(self, attempt_id: int, held: _Held, exit_code: int | None) -> None:
+        """The process of an attempt whose stop was requested has ended: record CANCELLED with the
+        acknowledgement (S5.D). Its own outcome was fenced (an asked-to-stop attempt ends only so)."""
+        # Lost acknowledgement (S5.J): a worker dying here leaves the attempt RUNNING, asked to stop;
+        # once the worker is GONE the reconciler fences it LOST, and the cancelled run retries nothing.
+        fault_point("worker_before_cancel_ack")
+        outcome = AttemptOutcome(
+            "CANCELLED",
+            error_message=f"cancelled: worker {self.owner} stopped the task process (exit status {exit_code})",
+            task_log=owner_task_log(held.log_path, self.config.logs.tail_bytes, held.hidden),
+            exit_code=exit_code,
+            retryable=False,
+        )
+        try:
+            with self.db.write() as conn:
+                transitions.acknowledge_cancel(
+                    conn, attempt_id, owner_id=str(self.owner), outcome=outcome, now=utc_now()
+                )
+        except StaleTransitionError as stale:
+            log.warning("%s: the cancel was not acknowledged: %s", held.label, stale.message)
+            return
+        log.info("%s CANCELLED: its stop was acknowledged", held.label)
+
     def _beat(self) -> None:
         self._next_beat = time.monotonic() + WORKER_HEARTBEAT_SECONDS
         now = utc_now()
@@ -279,6 +307,12 @@ class Worker:
             self._stop_all()
             self.gone = True
             return
+        for attempt_id in renewal.cancel_requested:
+            held = self.held.get(attempt_id)
+            if held is not None and not held.cancelling:
+                held.cancelling = True
+                log.info("%s: a cancel asked for its stop; stopping its task process", held.label)
+                self.pool.cancel(held.handle, STOP_GRACE_SECONDS)
         for attempt_id, held in self.held.items():
             if attempt_id not in renewal.attempts and self.pool.status(held.handle).state is HandleState.RUNNING:
                 # Ended by someone else (a cancel of its run, a mark, reconciliation): its writes are

@@ -91,11 +91,20 @@ class Session:
     def close(self) -> None:
         raise NotImplementedError
 
+    def cancel_statement(self) -> str | None:
+        """Ask the warehouse to stop the statement this session is running, from a signal handler of
+        the thread waiting on it (S5.D); returns how, or None when the driver offers no way."""
+        return None
+
     # -- statements -----------------------------------------------------------------------------
     def _run(self, sql: str, params: Sequence[Any] | None, fetch: bool) -> tuple[list[tuple[Any, ...]], int]:
         started = time.monotonic()
-        with driver_errors(self.error_class, sql):
-            result = self._statement(sql, params, fetch)
+        _running.append(self)
+        try:
+            with driver_errors(self.error_class, sql):
+                result = self._statement(sql, params, fetch)
+        finally:
+            _running.remove(self)
         log.debug("warehouse statement (%.3f s):\n%s", time.monotonic() - started, sql)
         return result
 
@@ -122,3 +131,29 @@ class Session:
             self.rollback()
             raise
         self.commit()
+
+
+# The sessions whose statement is running in this process: a task process stopped with SIGTERM cancels
+# them in the warehouse (cancel_running_statements), since ending the process does not end a query
+# the server is still executing (PostgreSQL runs it until it next writes to the socket).
+_running: list[Session] = []
+
+
+def cancel_running_statements() -> list[str]:
+    """Cancel every running statement of this process where its dialect can; one note per statement
+    saying what was done (for the attempt log)."""
+    notes = []
+    for session in list(_running):
+        name = type(session.dialect).__name__
+        try:
+            how = session.cancel_statement()
+        except Exception as error:  # a cancel that fails must not stop the process from ending
+            notes.append(f"{name}: the running warehouse statement could not be cancelled: {first_line(error)}")
+            continue
+        notes.append(
+            f"{name}: the running warehouse statement was cancelled ({how})"
+            if how is not None
+            else f"{name}: the running warehouse statement could not be cancelled (the driver offers no way); "
+            "it may still run in the warehouse"
+        )
+    return notes

@@ -77,6 +77,7 @@ class AttemptRow:
     log_path: str | None
     not_before: datetime | None
     retryable: bool
+    cancel_requested_at: datetime | None = None  # a cancel asked its worker to stop it (S5.D)
 
 
 # --- runs --------------------------------------------------------------------------------------

@@ -607,6 +607,10 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
             Col("POOL", "VARCHAR"),
             Col("SLOT_KIND", "VARCHAR"),
             Col("PRIORITY", "INT", nullable=False, default=literal(0)),
+            # Cancellation across the cluster (S5.D, migration 0011): a cancel asks the worker that
+            # holds the attempt to stop it; the worker records the end and acknowledges.
+            Col("CANCEL_REQUESTED_AT", "TIMESTAMPTZ"),
+            Col("CANCEL_ACKNOWLEDGED_AT", "TIMESTAMPTZ"),
         ),
         ("ATTEMPT_ID",),
         unique=(

@@ -11,6 +11,7 @@ changes operators ask for (interventions); callers use this package's names.
 from __future__ import annotations
 
 from etl_craft.engine.transitions.attempts import (
+    acknowledge_cancel,
     cancel_attempt,
     claim_attempt,
     finish_attempt,
@@ -37,6 +38,7 @@ from etl_craft.engine.transitions.queue import (
     offer_attempt,
     register_worker,
     renew_worker,
+    request_cancel,
     silent_workers_gone,
     worker_gone,
 )
@@ -63,6 +65,7 @@ __all__ = [
     "QueuedAttempt",
     "Renewal",
     "StoredOffset",
+    "acknowledge_cancel",
     "admit_ungated_runs",
     "announce",
     "cancel_attempt",
@@ -91,6 +94,7 @@ __all__ = [
     "renew_lease",
     "renew_worker",
     "reopen_run",
+    "request_cancel",
     "reset_task",
     "silent_workers_gone",
     "skip_task",

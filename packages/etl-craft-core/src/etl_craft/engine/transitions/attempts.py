@@ -204,11 +204,20 @@ def _end_attempt_statement(guard: sa.ColumnElement[bool]) -> sa.Update:
     )
 
 
-# By guard: held by the owner, running for the owner (a time-out), or live (a cancel).
+_HELD = sa.and_(attempts.c.status.in_(OWNED_ATTEMPT), attempts.c.owner_id == _W_OWNER)
+# By guard: held by the owner and not asked to stop (its outcome), held by the owner (fenced LOST
+# by the reconciler), running for the owner (a time-out), live (a cancel), or held by the owner and
+# asked to stop (its acknowledgement, which stamps the time). An attempt whose stop was requested
+# (S5.D) ends CANCELLED by its owner, or LOST when its owner died first: a task process that
+# finishes in the meantime is fenced, so a cancelled run never gains a late SUCCESS.
 _END_ATTEMPT = {
-    "owned": _end_attempt_statement(sa.and_(attempts.c.status.in_(OWNED_ATTEMPT), attempts.c.owner_id == _W_OWNER)),
+    "owned": _end_attempt_statement(sa.and_(_HELD, attempts.c.cancel_requested_at.is_(None))),
+    "held": _end_attempt_statement(_HELD),
     "running": _end_attempt_statement(sa.and_(attempts.c.status == "RUNNING", attempts.c.owner_id == _W_OWNER)),
     "live": _end_attempt_statement(attempts.c.status.in_(LIVE_ATTEMPT)),
+    "acknowledged": _end_attempt_statement(sa.and_(_HELD, attempts.c.cancel_requested_at.is_not(None))).values(
+        cancel_acknowledged_at=_set(attempts.c.ended_at)
+    ),
 }
 _SUMMARIZE_END = (
     task_runs.update()
@@ -346,7 +355,7 @@ def finish_attempt(
         attempt_id,
         guard="owned",
         owner_id=owner_id,
-        expected=f"CLAIMED or RUNNING, owned by {owner_id}",
+        expected=f"CLAIMED or RUNNING, owned by {owner_id}, no cancel requested",
         status=outcome.status,
         outcome=outcome,
         now=now,
@@ -444,12 +453,29 @@ def cancel_attempt(conn: sa.Connection, attempt_id: int, *, actor: Actor, reason
     )
 
 
+def acknowledge_cancel(
+    conn: sa.Connection, attempt_id: int, *, owner_id: str, outcome: AttemptOutcome, now: datetime
+) -> None:
+    """The owner of an attempt whose stop was requested has stopped its task process: the attempt
+    ends CANCELLED with CANCEL_ACKNOWLEDGED_AT (S5.D), fenced by the owner."""
+    _end_attempt(
+        conn,
+        attempt_id,
+        guard="acknowledged",
+        owner_id=owner_id,
+        expected=f"CLAIMED or RUNNING, owned by {owner_id}, its cancel requested",
+        status="CANCELLED",
+        outcome=outcome,
+        now=now,
+    )
+
+
 def lose_attempt(conn: sa.Connection, attempt_id: int, *, expected_owner: str, message: str, now: datetime) -> None:
     """The reconciler records that nobody can vouch for an attempt any more (its side effects are unknown)."""
     _end_attempt(
         conn,
         attempt_id,
-        guard="owned",
+        guard="held",
         owner_id=expected_owner,
         expected=f"CLAIMED or RUNNING, owned by {expected_owner}",
         status="LOST",

@@ -21,6 +21,7 @@ from etl_craft.engine.schema.tables import aud_run_interventions as intervention
 from etl_craft.engine.schema.tables import aud_task_attempts as attempts
 from etl_craft.engine.schema.tables import aud_task_run_log as task_runs
 from etl_craft.engine.transitions.common import announce, check_rowcount, found_run, stale_error, status_of_run
+from etl_craft.engine.transitions.queue import request_cancel
 from etl_craft.engine.transitions.runs import no_live_attempt_of_run
 
 
@@ -175,9 +176,13 @@ def mark_run(
 
 
 def cancel_run(conn: sa.Connection, run_id: int, *, actor: Actor, reason: str, now: datetime) -> list[int]:
-    """An operator cancels an unfinished run: the run, its live attempts and their task runs end CANCELLED.
+    """An operator cancels an unfinished run: the run ends CANCELLED, and so do its queued attempts and
+    those a local supervisor holds (it sees the change and stops their processes) with their task runs.
+    An attempt a remote worker holds is asked to stop instead (request_cancel, S5.D): its worker ends
+    it CANCELLED when its process has stopped, and its task run stays IN-PROGRESS until then, so the
+    Engine DB never says it stopped before it did. The run records the operator's decision at once.
 
-    Returns the cancelled attempt ids; their supervisors see the change and stop the processes.
+    Returns the ids of the attempts cancelled and of those asked to stop.
     """
     previous = status_of_run(conn, run_id)
     result = conn.execute(
@@ -194,19 +199,29 @@ def cancel_run(conn: sa.Connection, run_id: int, *, actor: Actor, reason: str, n
     )
     check_rowcount(result, f"run {run_id}", "QUEUED or IN-PROGRESS", lambda: found_run(conn, run_id))
     of_run = sa.select(task_runs.c.task_run_id).where(task_runs.c.pipeline_run_id == run_id)
+    requested = request_cancel(conn, attempts.c.task_run_id.in_(of_run), now=now)
     cancelled = (
         conn.execute(
             attempts.update()
-            .where(attempts.c.task_run_id.in_(of_run), attempts.c.status.in_(LIVE_ATTEMPT))
+            .where(
+                attempts.c.task_run_id.in_(of_run),
+                attempts.c.status.in_(LIVE_ATTEMPT),
+                attempts.c.cancel_requested_at.is_(None),
+            )
             .values(status="CANCELLED", ended_at=now, error_message=f"cancelled by {actor.name}: {reason}")
             .returning(attempts.c.attempt_id)
         )
         .scalars()
         .all()
     )
+    stopping = sa.select(attempts.c.task_run_id).where(attempts.c.attempt_id.in_(requested))
     conn.execute(
         task_runs.update()
-        .where(task_runs.c.pipeline_run_id == run_id, task_runs.c.status == "IN-PROGRESS")
+        .where(
+            task_runs.c.pipeline_run_id == run_id,
+            task_runs.c.status == "IN-PROGRESS",
+            task_runs.c.task_run_id.not_in(stopping),
+        )
         .values(status="CANCELLED", end_date=now, error_message=f"cancelled by {actor.name}: {reason}")
     )
     record_intervention(
@@ -219,7 +234,7 @@ def cancel_run(conn: sa.Connection, run_id: int, *, actor: Actor, reason: str, n
         from_status=previous,
         to_status="CANCELLED",
     )
-    return list(cancelled)
+    return [*cancelled, *requested]
 
 
 def mark_task(

@@ -33,6 +33,7 @@ def queue_channel(pool: str) -> str:
 class Renewal:
     worker_status: str | None  # None: the worker row is GONE (or was never registered)
     attempts: tuple[int, ...]  # the attempts whose leases were renewed: those it still holds
+    cancel_requested: frozenset[int] = frozenset()  # of those, the ones a cancel asked it to stop (S5.D)
 
 
 def offer_attempt(
@@ -136,7 +137,7 @@ def renew_worker(conn: sa.Connection, *, owner_id: str, lease_until: datetime, n
             sa.exists(sa.select(beat.c.status)),
         )
         .values(lease_expires_at=lease_until, heartbeat_at=now)
-        .returning(attempts.c.attempt_id)
+        .returning(attempts.c.attempt_id, attempts.c.cancel_requested_at)
         .cte("renewed")
     )
     one = sa.select(sa.literal(1).label("one")).subquery("one")
@@ -144,10 +145,30 @@ def renew_worker(conn: sa.Connection, *, owner_id: str, lease_until: datetime, n
         sa.select(
             sa.select(beat.c.status).scalar_subquery().label("worker_status"),
             renewed.c.attempt_id,
+            renewed.c.cancel_requested_at,
         ).select_from(one.outerjoin(renewed, sa.true()))
     ).all()
     status = rows[0].worker_status if rows else None
-    return Renewal(status, tuple(r.attempt_id for r in rows if r.attempt_id is not None))
+    held = [r for r in rows if r.attempt_id is not None]
+    return Renewal(
+        status,
+        tuple(r.attempt_id for r in held),
+        frozenset(r.attempt_id for r in held if r.cancel_requested_at is not None),
+    )
+
+
+def request_cancel(conn: sa.Connection, of: sa.ColumnElement[bool], *, now: datetime) -> list[int]:
+    """Ask the workers holding these attempts (CLAIMED or RUNNING in a queue pool) to stop them
+    (S5.D): CANCEL_REQUESTED_AT is set once and the status stays; the worker sees the request at its
+    next heartbeat, stops the task process and records CANCELLED with its acknowledgement
+    (acknowledge_cancel). Returns the ids asked, now or before."""
+    asked = (
+        attempts.update()
+        .where(of, attempts.c.pool.is_not(None), attempts.c.status.in_(OWNED_ATTEMPT))
+        .values(cancel_requested_at=sa.func.coalesce(attempts.c.cancel_requested_at, now))
+        .returning(attempts.c.attempt_id)
+    )
+    return list(conn.execute(asked).scalars().all())
 
 
 def drain_worker(conn: sa.Connection, *, owner_id: str, now: datetime) -> None:

@@ -94,11 +94,13 @@ class QueuePool:
         return HandleStatus(handle, HandleState.EXITED, row.exit_code, detail=row.status)
 
     def cancel(self, handle: ExecutionHandle, grace_seconds: float) -> None:
-        """The attempt, if still live, ends CANCELLED at once; its worker (if one claimed it) stops its
-        process at its next heartbeat, when it finds the attempt is no longer its own."""
+        """A queued attempt ends CANCELLED at once; one a worker holds is asked to stop (S5.D): the
+        worker stops its process at its next heartbeat and records CANCELLED with its acknowledgement."""
         del grace_seconds  # the worker gives its process its own grace
         try:
             with self.db.write() as conn:
+                if transitions.request_cancel(conn, attempts.c.attempt_id == handle.attempt_id, now=utc_now()):
+                    return
                 transitions.cancel_attempt(
                     conn, handle.attempt_id, actor=current_actor(), reason=f"stopped in pool {self.name}", now=utc_now()
                 )

@@ -74,7 +74,18 @@ class _Stopped(BaseException):
 def _on_sigterm(_signum: int, _frame: FrameType | None) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
+    # A warehouse statement outlives the process that sent it: cancel it first (S5.D). Looked up,
+    # not imported: a task that never opened a warehouse session has nothing running.
+    _stop_notes.append("stopped: the task process received SIGTERM")
+    session = sys.modules.get("etl_craft.warehouse.session")
+    if session is not None:
+        _stop_notes.extend(session.cancel_running_statements())
     raise _Stopped()
+
+
+# Set by SIGTERM, then what stopping did to running warehouse statements, for the attempt log. A
+# driver may turn _Stopped into its own error (DuckDB raises "interrupted"): this still says why.
+_stop_notes: list[str] = []
 
 
 @dataclass
@@ -233,9 +244,9 @@ def run_attempt(spec: ChildSpec) -> int:
             log.warning("%s", stale.message)
             return EXIT_STALE
         except (Exception, _Stopped) as error:
-            stopped = isinstance(error, _Stopped)
+            stopped = isinstance(error, _Stopped) or bool(_stop_notes)
             message = (
-                "stopped: the task process received SIGTERM"
+                "; ".join(_stop_notes)
                 if stopped
                 else (error.message if isinstance(error, EtlCraftError) else f"{type(error).__name__}: {error}")
             )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from etl_craft.core.clock import utc_now
-from etl_craft.core.enums import RunStatus
+from etl_craft.core.enums import OWNED_ATTEMPT, RunStatus
 from etl_craft.core.errors import RunStateError, UsageError
 from etl_craft.engine import reads, transitions
 from etl_craft.engine.reads import AttemptRow
@@ -72,8 +72,14 @@ def cancel(ctx: OperationContext, request: RunControlRequest) -> OperationResult
         with ctx.db.read() as conn:
             codes = codes_of_task_runs(conn, run_id)
             rows = [a for a in (reads.attempt(conn, i) for i in sorted(cancelled)) if a is not None]
-        described = ", ".join(f"{codes.get(a.task_run_id, '?')} (attempt {a.attempt_number})" for a in rows)
-        parts.append(f"{len(rows)} attempt(s) cancelled: {described}")
+        asked = [a for a in rows if a.status in OWNED_ATTEMPT and a.cancel_requested_at is not None]
+        rows = [a for a in rows if a not in asked]
+        parts += [
+            f"{len(group)} attempt(s) {what}: "
+            + ", ".join(f"{codes.get(a.task_run_id, '?')} (attempt {a.attempt_number})" for a in group)
+            for group, what in ((rows, "cancelled"), (asked, "asked to stop: their worker ends them CANCELLED"))
+            if group
+        ]
         orphans = _stop_orphans(rows)
         if orphans:
             parts.append(f"stopped {orphans} task process(es) whose supervisor is gone")
