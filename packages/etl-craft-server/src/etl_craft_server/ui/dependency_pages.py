@@ -1,0 +1,72 @@
+"""The metadata editor's dependency page (developers): a pipeline's task dependencies added and retired."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Form, Path, Query, Request
+from fastapi.responses import HTMLResponse, Response
+
+from etl_craft.core.enums import DependencyType
+from etl_craft.core.text import BIGINT_MAX, CODE_LIMIT
+from etl_craft.services.access.sessions import UiSession
+from etl_craft_server.ui.metadata_pages import Developer, DeveloperForm
+from etl_craft_server.ui.pages import Code, call, done
+from etl_craft_server.ui.rendering import render
+
+router = APIRouter()
+TaskCode = Annotated[str, Form(min_length=1, max_length=CODE_LIMIT)]
+
+
+def _page(request: Request, session: UiSession, code: str, **extra: object) -> dict[str, object]:
+    from etl_craft.services.dependency_editor import pipeline_dependencies
+
+    found = call(request, session, pipeline_dependencies, code)
+    base = {"found": found, "types": [d.value for d in DependencyType], "result": None, "done": None}
+    return {**base, "form": {"task": "", "upstream": "", "type": "SUCCESS"}, **extra}
+
+
+@router.get("/pipelines/{pipeline_code}/dependencies", response_class=HTMLResponse)
+def dependencies_form(
+    request: Request,
+    session: Developer,
+    pipeline_code: Code,
+    done: Annotated[str | None, Query(max_length=500)] = None,
+) -> Response:
+    return render(request, "dependencies.html", _page(request, session, pipeline_code, done=done))
+
+
+@router.post("/pipelines/{pipeline_code}/dependencies", response_class=HTMLResponse)
+def dependency_add(
+    request: Request,
+    session: DeveloperForm,
+    pipeline_code: Code,
+    task: TaskCode,
+    upstream: TaskCode,
+    dependency_type: Annotated[str, Form(max_length=16)],
+    confirm: Annotated[Literal["yes"], Form()],
+) -> Response:
+    from etl_craft.services.dependency_editor import DependencyEdit, add_task_dependency
+
+    edit = DependencyEdit(pipeline_code, task, upstream, dependency_type)
+    result = call(request, session, add_task_dependency, edit)
+    if result.saved:
+        return done(f"/ui/pipelines/{pipeline_code}/dependencies", result.message)
+    form = {"task": task, "upstream": upstream, "type": dependency_type}
+    return render(request, "dependencies.html", _page(request, session, pipeline_code, result=result, form=form), 422)
+
+
+@router.post("/pipelines/{pipeline_code}/dependencies/{dependency_id}/retire", response_class=HTMLResponse)
+def dependency_retire(
+    request: Request,
+    session: DeveloperForm,
+    pipeline_code: Code,
+    dependency_id: Annotated[int, Path(ge=1, le=BIGINT_MAX)],
+    confirm: Annotated[Literal["yes"], Form()],
+) -> Response:
+    from etl_craft.services.dependency_editor import DependencyEdit, retire_task_dependency
+
+    result = call(request, session, retire_task_dependency, DependencyEdit(pipeline_code, dependency_id=dependency_id))
+    if result.saved:
+        return done(f"/ui/pipelines/{pipeline_code}/dependencies", result.message)
+    return render(request, "dependencies.html", _page(request, session, pipeline_code, result=result), 422)

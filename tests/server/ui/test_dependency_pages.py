@@ -1,0 +1,112 @@
+"""The metadata editor's dependency page: add and retire a task dependency, judged by validate in a
+rolled-back transaction, role-gated, CSRF-protected and recorded in AUD_ACTIONS and AUD_METADATA_CHANGES."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import sqlalchemy as sa
+
+from etl_craft.engine.schema import tables as t
+from tests.server.ui.conftest import Ui, csrf
+
+pytestmark = pytest.mark.sqlite
+PAGE = "/ui/pipelines/sales/dependencies"
+
+
+def _edges(ui: Ui) -> list[tuple[str, str, str, str, str | None, str | None]]:
+    d, down, up = t.cfg_task_dependency, t.cfg_tasks.alias("down"), t.cfg_tasks.alias("up")
+    query = (
+        sa.select(
+            down.c.task_code, up.c.task_code, d.c.dependency_type, d.c.active_flag, d.c.created_by, d.c.updated_by
+        )
+        .join(down, down.c.task_id == d.c.task_id)
+        .join(up, up.c.task_id == d.c.depends_on_task_id)
+        .order_by(d.c.task_dependency_id)
+    )
+    with ui.api.ctx.db.read() as conn:
+        return [tuple(r) for r in conn.execute(query)]
+
+
+def _audit(ui: Ui) -> tuple[list[sa.Row], list[sa.Row]]:
+    a, c = t.aud_actions, t.aud_metadata_changes
+    with ui.api.ctx.db.read() as conn:
+        actions = list(conn.execute(sa.select(a).where(a.c.command == "metadata edit").order_by(a.c.action_id)))
+        of_ui = sa.select(c).where(c.c.table_name == "CFG_TASK_DEPENDENCY", c.c.migration.is_(None))
+        changes = list(conn.execute(of_ui.order_by(c.c.change_id)))  # not the project migration's
+    return actions, changes
+
+
+def _edge_id(page: str) -> str:
+    return re.search(r'action="/ui/pipelines/sales/dependencies/(\d+)/retire"', page).group(1)  # type: ignore[union-attr]
+
+
+def test_the_dependency_editor_is_for_developers_and_needs_the_form_token(ui: Ui) -> None:
+    before = _edges(ui)
+    operator = ui.signed_in("operator")
+    assert operator.get(PAGE).status_code == 403
+    assert "Edit the task dependencies" not in operator.get("/ui/pipelines/sales").text
+    body = {"csrf_token": csrf(operator.get("/ui/pipelines").text), "task": "extract", "upstream": "load"}
+    assert operator.post(PAGE, data={**body, "dependency_type": "SUCCESS", "confirm": "yes"}).status_code == 403
+    developer = ui.signed_in("developer")
+    assert f'href="{PAGE}"' in developer.get("/ui/pipelines/sales").text
+    page = developer.get(PAGE).text
+    no_token = {"task": "extract", "upstream": "load", "dependency_type": "SUCCESS", "confirm": "yes"}
+    assert developer.post(PAGE, data=no_token).status_code == 403
+    assert developer.post(f"{PAGE}/{_edge_id(page)}/retire", data={"confirm": "yes"}).status_code == 403
+    assert _edges(ui) == before and _audit(ui) == ([], [])
+
+
+def test_a_cycle_is_refused_by_validate_and_a_retire_then_an_add_are_saved_and_audited(ui: Ui) -> None:
+    browser = ui.signed_in("developer")
+    page = browser.get(PAGE)
+    MIGRATOR = _edges(ui)[0][4]  # who applied the project migration (user@host)
+    assert (
+        MIGRATOR
+        and page.status_code == 200
+        and '<th scope="row">load</th><td>extract</td><td>SUCCESS</td>' in page.text
+    )
+    token = csrf(page.text)
+    cycle = {"csrf_token": token, "task": "extract", "upstream": "load", "dependency_type": "SUCCESS", "confirm": "yes"}
+    refused = browser.post(PAGE, data=cycle)
+    assert refused.status_code == 422 and "not saved, validate refused it" in refused.text
+    assert re.search(r'<li class="finding">\[FAIL\] [^<]*cycle', refused.text, re.IGNORECASE), refused.text
+    assert _edges(ui) == [("load", "extract", "SUCCESS", "Y", MIGRATOR, None)]  # the trial was rolled back
+    assert _audit(ui) == ([], [])
+
+    retired = browser.post(f"{PAGE}/{_edge_id(page.text)}/retire", data={"csrf_token": token, "confirm": "yes"})
+    assert retired.status_code == 303 and "retired" in retired.headers["location"]
+    added = browser.post(PAGE, data=cycle)  # without load -> extract the same edge is no longer a cycle
+    assert added.status_code == 303 and "saved" in added.headers["location"]
+    assert _edges(ui) == [
+        ("load", "extract", "SUCCESS", "N", MIGRATOR, "dev"),
+        ("extract", "load", "SUCCESS", "Y", "dev", None),
+    ]
+    actions, changes = _audit(ui)
+    assert [(a.actor, a.actor_kind, a.outcome) for a in actions] == [("dev", "HUMAN", "REQUESTED")] * 2, actions
+    assert [a.arguments.get("depends_on", "retired") for a in actions] == [
+        "retired",
+        "load",
+    ]
+    assert [
+        (c.operation, c.actor, c.before_json and c.before_json["ACTIVE_FLAG"], c.after_json["ACTIVE_FLAG"])
+        for c in changes
+    ] == [
+        ("UPDATE", "dev", "Y", "N"),
+        ("INSERT", "dev", None, "Y"),
+    ]
+    shown = browser.get(retired.headers["location"]).text
+    assert "dependency" in shown and '<th scope="row">extract</th><td>load</td>' in shown
+
+
+def test_an_unknown_task_or_type_or_dependency_is_refused_naming_it(ui: Ui) -> None:
+    browser = ui.signed_in("developer")
+    token = csrf(browser.get(PAGE).text)
+    body = {"csrf_token": token, "task": "extrakt", "upstream": "load", "dependency_type": "SUCCESS", "confirm": "yes"}
+    unknown = browser.post(PAGE, data=body)
+    assert unknown.status_code == 404 and "extrakt" in unknown.text and "extract" in unknown.text
+    bad_type = browser.post(PAGE, data={**body, "task": "extract", "dependency_type": "SOMETIMES"})
+    assert bad_type.status_code == 400 and "SOMETIMES" in bad_type.text and "HAS_DATA" in bad_type.text
+    missing = browser.post(f"{PAGE}/999999/retire", data={"csrf_token": token, "confirm": "yes"})
+    assert missing.status_code == 404 and "999999" in missing.text
