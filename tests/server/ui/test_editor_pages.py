@@ -110,3 +110,60 @@ def test_an_unknown_task_or_type_or_dependency_is_refused_naming_it(ui: Ui) -> N
     assert bad_type.status_code == 400 and "SOMETIMES" in bad_type.text and "HAS_DATA" in bad_type.text
     missing = browser.post(f"{PAGE}/999999/retire", data={"csrf_token": token, "confirm": "yes"})
     assert missing.status_code == 404 and "999999" in missing.text
+
+
+SETTINGS = "/ui/pipelines/sales/settings"
+
+
+def _pipeline(ui: Ui) -> tuple[object, ...]:
+    p = t.cfg_pipelines
+    columns = (p.c.pipeline_name, p.c.run_schedule, p.c.schedule_timezone, p.c.sla_in_hours, p.c.updated_by)
+    with ui.api.ctx.db.read() as conn:
+        return tuple(conn.execute(sa.select(*columns).where(p.c.pipeline_code == "sales")).one())
+
+
+def test_pipeline_settings_a_bad_schedule_is_refused_and_a_good_one_saved_and_audited(ui: Ui) -> None:
+    operator = ui.signed_in("operator")
+    assert operator.get(SETTINGS).status_code == 403
+    before = _pipeline(ui)
+    browser = ui.signed_in("developer")
+    page = browser.get(SETTINGS)
+    assert page.status_code == 200 and f'value="{before[0]}"' in page.text
+    body = {
+        "csrf_token": csrf(page.text),
+        "pipeline_name": "Sales daily",
+        "run_schedule": "every tuesday",
+        "schedule_timezone": "Europe/Paris",
+        "sla_in_hours": "1.5",
+        "confirm": "yes",
+    }
+    assert browser.post(SETTINGS, data={k: v for k, v in body.items() if k != "csrf_token"}).status_code == 403
+    refused = browser.post(SETTINGS, data=body)
+    assert refused.status_code == 422 and "not saved: validate refused them" in refused.text
+    assert re.search(r'<li class="finding">\[FAIL\] sales[^<]*RUN_SCHEDULE', refused.text), refused.text
+    assert 'value="every tuesday"' in refused.text  # what was typed stays in the form
+    assert _pipeline(ui) == before
+    bad_sla = browser.post(SETTINGS, data={**body, "run_schedule": "0 6 * * *", "sla_in_hours": "soon"})
+    assert (
+        bad_sla.status_code == 400
+        and "soon" in bad_sla.text
+        and "a number of hours" in bad_sla.text
+        and _pipeline(ui) == before
+    )
+    saved = browser.post(SETTINGS, data={**body, "run_schedule": "0 6 * * *"})
+    assert saved.status_code == 303 and "settings+saved" in saved.headers["location"]
+    name, schedule, zone, sla, updated_by = _pipeline(ui)
+    assert (name, schedule, zone, float(sla), updated_by) == ("Sales daily", "0 6 * * *", "Europe/Paris", 1.5, "dev")
+    a, c = t.aud_actions, t.aud_metadata_changes
+    with ui.api.ctx.db.read() as conn:
+        action = conn.execute(sa.select(a).order_by(a.c.action_id.desc()).limit(1)).one()
+        change = conn.execute(
+            sa.select(c).where(c.c.table_name == "CFG_PIPELINES").order_by(c.c.change_id.desc()).limit(1)
+        ).one()
+    assert (action.command, action.actor, action.arguments["pipeline_code"]) == ("metadata edit", "dev", "sales")
+    assert (change.operation, change.actor, change.after_json["RUN_SCHEDULE"], change.before_json["RUN_SCHEDULE"]) == (
+        "UPDATE",
+        "dev",
+        "0 6 * * *",
+        before[1],
+    )

@@ -1,4 +1,4 @@
-"""The metadata editor's dependency page (developers): a pipeline's task dependencies added and retired."""
+"""The metadata editor's structure pages (developers): a pipeline's settings, and its task dependencies added and retired."""
 
 from __future__ import annotations
 
@@ -70,3 +70,41 @@ def dependency_retire(
     if result.saved:
         return done(f"/ui/pipelines/{pipeline_code}/dependencies", result.message)
     return render(request, "dependencies.html", _page(request, session, pipeline_code, result=result), 422)
+
+
+def _settings(request: Request, session: UiSession, code: str, **extra: object) -> dict[str, object]:
+    from etl_craft.services.pipeline_editor import pipeline_settings
+
+    return {"pipeline": call(request, session, pipeline_settings, code), "result": None, "done": None, **extra}
+
+
+@router.get("/pipelines/{pipeline_code}/settings", response_class=HTMLResponse)
+def settings_form(
+    request: Request,
+    session: Developer,
+    pipeline_code: Code,
+    done: Annotated[str | None, Query(max_length=500)] = None,
+) -> Response:
+    return render(request, "settings.html", _settings(request, session, pipeline_code, done=done))
+
+
+@router.post("/pipelines/{pipeline_code}/settings", response_class=HTMLResponse)
+def settings_save(
+    request: Request,
+    session: DeveloperForm,
+    pipeline_code: Code,
+    pipeline_name: Annotated[str, Form(max_length=200)],
+    confirm: Annotated[Literal["yes"], Form()],
+    description: Annotated[str, Form(max_length=4000)] = "",
+    run_schedule: Annotated[str, Form(max_length=200)] = "",
+    schedule_timezone: Annotated[str, Form(max_length=64)] = "",
+    sla_in_hours: Annotated[str, Form(max_length=32)] = "",
+) -> Response:
+    from etl_craft.services.pipeline_editor import PipelineSettings, edit_pipeline
+
+    settings = PipelineSettings(pipeline_name, description, run_schedule, schedule_timezone, sla_in_hours)
+    result = call(request, session, edit_pipeline, pipeline_code, settings)
+    if result.saved:
+        return done(f"/ui/pipelines/{pipeline_code}/settings", result.message)
+    page = _settings(request, session, pipeline_code, result=result, typed=settings)
+    return render(request, "settings.html", page, status=422)
