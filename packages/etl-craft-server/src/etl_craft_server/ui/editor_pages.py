@@ -1,4 +1,4 @@
-"""The metadata editor's structure pages (developers): a pipeline's settings, and its task dependencies added and retired."""
+"""The metadata editor's structure pages (developers): pipeline settings, task dependencies added and retired."""
 
 from __future__ import annotations
 
