@@ -3,12 +3,14 @@ rolled-back transaction, role-gated, CSRF-protected and recorded in AUD_ACTIONS 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 import sqlalchemy as sa
 
 from etl_craft.engine.schema import tables as t
+from tests.fixtures.harness import TaskSpec, pipeline_sql
 from tests.server.ui.conftest import Ui, csrf
 
 pytestmark = pytest.mark.sqlite
@@ -78,7 +80,9 @@ def test_a_cycle_is_refused_by_validate_and_a_retire_then_an_add_are_saved_and_a
     retired = browser.post(f"{PAGE}/{_edge_id(page.text)}/retire", data={"csrf_token": token, "confirm": "yes"})
     assert retired.status_code == 303 and "retired" in retired.headers["location"]
     added = browser.post(PAGE, data=cycle)  # without load -> extract the same edge is no longer a cycle
-    assert added.status_code == 303 and "saved" in added.headers["location"]
+    assert added.status_code == 303 and "saved" in added.headers["location"], re.findall(
+        r"<li class=\"finding\">[^<]*", added.text
+    )
     assert _edges(ui) == [
         ("load", "extract", "SUCCESS", "N", MIGRATOR, "dev"),
         ("extract", "load", "SUCCESS", "Y", "dev", None),
@@ -167,3 +171,81 @@ def test_pipeline_settings_a_bad_schedule_is_refused_and_a_good_one_saved_and_au
         "0 6 * * *",
         before[1],
     )
+
+
+RULES = "/ui/pipelines/quality/tasks/checks/rules"
+FIRST_RULE = (
+    "INSERT INTO CFG_BUSINESS_RULES (BUSINESS_RULE_NAME, PIPELINE_ID, TASK_ID, BUSINESS_RULE_SQL,"
+    " BUSINESS_RULE_TYPE, BUSINESS_RULE_KEY_COLUMN, TARGET_TABLE, SEQUENCE_NUMBER)\n"
+    "SELECT 'positive', p.PIPELINE_ID, t.TASK_ID, 'SELECT 1 WHERE t.amount < 0', 'REJECT', 'id', 'mart.orders', 1\n"
+    "FROM CFG_PIPELINES p JOIN CFG_TASKS t ON t.PIPELINE_ID = p.PIPELINE_ID AND t.ACTIVE_FLAG = 'Y'\n"
+    "WHERE p.PIPELINE_CODE = 'quality' AND t.TASK_CODE = 'checks' AND p.ACTIVE_FLAG = 'Y';\n"
+)
+
+
+def _rules(ui: Ui) -> list[tuple[object, ...]]:
+    r = t.cfg_business_rules
+    columns = (r.c.business_rule_name, r.c.business_rule_type, r.c.active_flag, r.c.created_by, r.c.updated_by)
+    with ui.api.ctx.db.read() as conn:
+        return [tuple(row) for row in conn.execute(sa.select(*columns).order_by(r.c.business_rule_id))]
+
+
+def test_business_rules_a_bad_rule_or_the_last_retire_is_refused_and_good_changes_saved_and_audited(ui: Ui) -> None:
+    project = ui.api.project  # BUSINESS_RULES tasks need a Warehouse section; a DuckDB file is enough for validate
+    project.extra_sections = "Warehouse:\n  jdbc_url: jdbc:duckdb:warehouse.duckdb\n  Table_format: native\n"
+    project.write_config()
+    root = project.root
+    sql = pipeline_sql("quality", [TaskSpec("checks", handler="BUSINESS_RULES")], []) + FIRST_RULE
+    (root / "migrations" / "0002_quality.sql").write_text(sql)
+    assert ui.api.harness.cli("migrate").returncode == 0
+    migrator = _rules(ui)[0][3]
+    with_warehouse = Ui(dataclasses.replace(ui.api, ctx=dataclasses.replace(ui.api.ctx, config=project.load())))
+    assert with_warehouse.signed_in("operator").get(RULES).status_code == 403
+    browser = with_warehouse.signed_in("developer")
+    assert f'href="{RULES}"' in browser.get("/ui/pipelines/quality/tasks/checks/parameters").text
+    page = browser.get(RULES)
+    assert page.status_code == 200 and '<th scope="row">positive</th>' in page.text
+    token = csrf(page.text)
+    rule_id = re.search(r'/rules/(\d+)/retire"', page.text).group(1)  # type: ignore[union-attr]
+    last = browser.post(f"{RULES}/{rule_id}/retire", data={"csrf_token": token, "confirm": "yes"})
+    assert last.status_code == 422 and re.search(
+        r'<li class="finding">\[FAIL\] quality\.checks[^<]*no active rule', last.text
+    )
+    body = {
+        "csrf_token": token,
+        "name": "no_delete",
+        "sql": "DELETE FROM mart.orders",
+        "rule_type": "REJECT",
+        "key_column": "id",
+        "target_table": "mart.orders",
+        "sequence_number": "2",
+        "confirm": "yes",
+    }
+    refused = browser.post(RULES, data=body)
+    assert (
+        refused.status_code == 422
+        and "not a query (DELETE)" in refused.text
+        and "DELETE FROM mart.orders" in refused.text
+    )
+    assert _rules(ui) == [("positive", "REJECT", "Y", migrator, None)]
+    added = browser.post(
+        RULES, data={**body, "name": "has_id", "sql": "SELECT 1 WHERE t.id IS NULL", "rule_type": "REPORT"}
+    )
+    assert added.status_code == 303 and "saved" in added.headers["location"], re.findall(
+        r"<li class=\"finding\">[^<]*", added.text
+    )
+    retired = browser.post(f"{RULES}/{rule_id}/retire", data={"csrf_token": token, "confirm": "yes"})
+    assert retired.status_code == 303 and "retired" in retired.headers["location"]
+    assert _rules(ui) == [("positive", "REJECT", "N", migrator, "dev"), ("has_id", "REPORT", "Y", "dev", None)]
+    a, c = t.aud_actions, t.aud_metadata_changes
+    with ui.api.ctx.db.read() as conn:
+        actions = conn.execute(sa.select(a.c.actor, a.c.arguments).where(a.c.command == "metadata edit")).all()
+        changes = conn.execute(
+            sa.select(c.c.operation, c.c.actor).where(c.c.table_name == "CFG_BUSINESS_RULES", c.c.migration.is_(None))
+        ).all()
+    assert [(actor, sorted(args)) for actor, args in actions if args.get("pipeline_code") == "quality"] == [
+        ("dev", ["business_rule_id", "pipeline_code", "task_code"]),
+        ("dev", ["pipeline_code", "retired_business_rule_id", "task_code"]),
+    ]
+    assert [tuple(row) for row in changes] == [("INSERT", "dev"), ("UPDATE", "dev")]
+    assert browser.post(RULES, data={**body, "rule_type": "SOMETIMES"}).status_code == 400

@@ -108,3 +108,63 @@ def settings_save(
         return done(f"/ui/pipelines/{pipeline_code}/settings", result.message)
     page = _settings(request, session, pipeline_code, result=result, typed=settings)
     return render(request, "settings.html", page, status=422)
+
+
+def _rules(request: Request, session: UiSession, code: str, task: str, **extra: object) -> dict[str, object]:
+    from etl_craft.services.rule_editor import RULE_TYPES, rules_of_task
+
+    found = call(request, session, rules_of_task, code, task)
+    blank = {"name": "", "sql": "", "rule_type": "REJECT", "key_column": "", "target_table": "", "sequence_number": 1}
+    return {"found": found, "types": RULE_TYPES, "result": None, "done": None, "draft": blank, **extra}
+
+
+@router.get("/pipelines/{pipeline_code}/tasks/{task_code}/rules", response_class=HTMLResponse)
+def rules_form(
+    request: Request,
+    session: Developer,
+    pipeline_code: Code,
+    task_code: Code,
+    done: Annotated[str | None, Query(max_length=500)] = None,
+) -> Response:
+    return render(request, "rules.html", _rules(request, session, pipeline_code, task_code, done=done))
+
+
+@router.post("/pipelines/{pipeline_code}/tasks/{task_code}/rules", response_class=HTMLResponse)
+def rule_add(
+    request: Request,
+    session: DeveloperForm,
+    pipeline_code: Code,
+    task_code: Code,
+    name: TaskCode,
+    sql: Annotated[str, Form(min_length=1, max_length=64 * 1024)],
+    rule_type: Annotated[str, Form(max_length=16)],
+    key_column: TaskCode,
+    target_table: Annotated[str, Form(min_length=1, max_length=512)],
+    sequence_number: Annotated[int, Form(ge=0, le=BIGINT_MAX)],
+    confirm: Annotated[Literal["yes"], Form()],
+) -> Response:
+    from etl_craft.services.rule_editor import RuleDraft, add_business_rule
+
+    draft = RuleDraft(name, sql, rule_type, key_column, target_table, sequence_number)
+    result = call(request, session, add_business_rule, pipeline_code, task_code, draft)
+    if result.saved:
+        return done(f"/ui/pipelines/{pipeline_code}/tasks/{task_code}/rules", result.message)
+    page = _rules(request, session, pipeline_code, task_code, result=result, draft=draft.__dict__)
+    return render(request, "rules.html", page, status=422)
+
+
+@router.post("/pipelines/{pipeline_code}/tasks/{task_code}/rules/{rule_id}/retire", response_class=HTMLResponse)
+def rule_retire(
+    request: Request,
+    session: DeveloperForm,
+    pipeline_code: Code,
+    task_code: Code,
+    rule_id: Annotated[int, Path(ge=1, le=BIGINT_MAX)],
+    confirm: Annotated[Literal["yes"], Form()],
+) -> Response:
+    from etl_craft.services.rule_editor import retire_business_rule
+
+    result = call(request, session, retire_business_rule, pipeline_code, task_code, rule_id)
+    if result.saved:
+        return done(f"/ui/pipelines/{pipeline_code}/tasks/{task_code}/rules", result.message)
+    return render(request, "rules.html", _rules(request, session, pipeline_code, task_code, result=result), 422)
