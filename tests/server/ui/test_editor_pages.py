@@ -249,3 +249,66 @@ def test_business_rules_a_bad_rule_or_the_last_retire_is_refused_and_good_change
     ]
     assert [tuple(row) for row in changes] == [("INSERT", "dev"), ("UPDATE", "dev")]
     assert browser.post(RULES, data={**body, "rule_type": "SOMETIMES"}).status_code == 400
+
+
+TASKS = "/ui/pipelines/sales/tasks"
+
+
+def _tasks(ui: Ui) -> list[tuple[object, ...]]:
+    k, p = t.cfg_tasks, t.cfg_pipelines
+    query = (
+        sa.select(k.c.task_code, k.c.handler, k.c.active_flag, k.c.created_by, k.c.updated_by)
+        .join(p, p.c.pipeline_id == k.c.pipeline_id)
+        .where(p.c.pipeline_code == "sales")
+        .order_by(k.c.task_id)
+    )
+    with ui.api.ctx.db.read() as conn:
+        return [tuple(r) for r in conn.execute(query)]
+
+
+def test_tasks_a_task_without_its_parameters_or_one_others_wait_on_is_refused_and_good_changes_saved(ui: Ui) -> None:
+    assert ui.signed_in("operator").get(TASKS).status_code == 403
+    before = _tasks(ui)
+    browser = ui.signed_in("developer")
+    page = browser.get(TASKS)
+    assert page.status_code == 200 and f'action="{TASKS}/load/retire"' in page.text
+    token = csrf(page.text)
+    body = {"csrf_token": token, "code": "publish", "task_type": "ETL", "handler": "PYTHON", "confirm": "yes"}
+    refused = browser.post(TASKS, data=body)  # a PYTHON task needs SCRIPT_NAME
+    assert refused.status_code == 422 and "not saved, validate refused it" in refused.text
+    assert re.search(r'<li class="finding">\[FAIL\] sales\.publish[^<]*SCRIPT_NAME', refused.text), refused.text
+    assert browser.post(TASKS, data={**body, "parameters": "SCRIPT_NAME"}).status_code == 400  # not NAME=VALUE
+    assert browser.post(TASKS, data={**body, "handler": "PERL"}).status_code == 400
+    assert _tasks(ui) == before
+    waited_on = [row[0] for row in before if row[2] == "Y"][-1]  # `load`: extract waits on it (see above)
+    kept = browser.post(f"{TASKS}/{waited_on}/retire", data={"csrf_token": token, "confirm": "yes"})
+    assert kept.status_code == 422 and re.search(r'<li class="finding">\[FAIL\] sales\.extract[^<]*load', kept.text)
+    added = browser.post(TASKS, data={**body, "parameters": "SCRIPT_NAME=task.py\nINPUT_PARAMS={}\n"})
+    assert added.status_code == 303 and "added" in added.headers["location"], re.findall(r"\[FAIL\][^<]*", added.text)
+    retired = browser.post(f"{TASKS}/publish/retire", data={"csrf_token": token, "confirm": "yes"})
+    assert retired.status_code == 303 and "retired" in retired.headers["location"]
+    assert _tasks(ui) == [*before, ("publish", "PYTHON", "N", "dev", "dev")]
+    p, c = t.cfg_task_parameters, t.aud_metadata_changes
+    with ui.api.ctx.db.read() as conn:
+        params = conn.execute(
+            sa.select(p.c.parameter_name, p.c.parameter_value, p.c.created_by)
+            .join(t.cfg_tasks, t.cfg_tasks.c.task_id == p.c.task_id)
+            .where(t.cfg_tasks.c.task_code == "publish")
+            .order_by(p.c.parameter_name)
+        ).all()
+        changes = conn.execute(
+            sa.select(c.c.table_name, c.c.operation)
+            .where(c.c.actor == "dev", c.c.table_name.in_(["CFG_TASKS", "CFG_TASK_PARAMETERS"]))
+            .where(
+                c.c.change_id
+                > sa.select(sa.func.max(c.c.change_id)).where(c.c.table_name == "CFG_PIPELINES").scalar_subquery()
+            )
+            .order_by(c.c.change_id)
+        ).all()
+    assert [tuple(r) for r in params] == [("INPUT_PARAMS", "{}", "dev"), ("SCRIPT_NAME", "task.py", "dev")]
+    assert [tuple(r) for r in changes][-4:] == [
+        ("CFG_TASKS", "INSERT"),
+        ("CFG_TASK_PARAMETERS", "INSERT"),
+        ("CFG_TASK_PARAMETERS", "INSERT"),
+        ("CFG_TASKS", "UPDATE"),
+    ]

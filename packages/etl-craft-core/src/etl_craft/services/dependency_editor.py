@@ -94,14 +94,15 @@ def pipeline_dependencies(ctx: OperationContext, pipeline_code: str) -> Pipeline
     return PipelineDependencies(pipeline_code, tuple(t.task_code for t in tasks), tuple(views))
 
 
-def _task_ids(ctx: OperationContext, edit: DependencyEdit) -> tuple[int, dict[str, int]]:
+def pipeline_task_ids(ctx: OperationContext, pipeline_code: str) -> tuple[int, dict[str, int]]:
+    """(pipeline id, task code -> task id of its active tasks)."""
     with ctx.db.read() as conn:
-        pipeline = reads.find_pipeline(conn, edit.pipeline_code)
+        pipeline = reads.find_pipeline(conn, pipeline_code)
         tasks = {t.task_code: t.task_id for t in reads.pipeline_tasks(conn, pipeline.pipeline_id)}
     return pipeline.pipeline_id, tasks
 
 
-def _task(tasks: dict[str, int], pipeline_code: str, code: str, role: str) -> int:
+def known_task(tasks: dict[str, int], pipeline_code: str, code: str, role: str) -> int:
     if code not in tasks:
         raise UnknownCodeError(
             f"the {role} task {pipeline_code}.{code}",
@@ -121,9 +122,9 @@ def add_task_dependency(ctx: OperationContext, edit: DependencyEdit) -> Dependen
             expected=", ".join(d.value for d in DependencyType),
             remedy="pick one of the form's dependency types",
         )
-    pipeline_id, tasks = _task_ids(ctx, edit)
-    task_id = _task(tasks, edit.pipeline_code, edit.task_code, "waiting")
-    upstream_id = _task(tasks, edit.pipeline_code, edit.upstream_code, "upstream")
+    pipeline_id, tasks = pipeline_task_ids(ctx, edit.pipeline_code)
+    task_id = known_task(tasks, edit.pipeline_code, edit.task_code, "waiting")
+    upstream_id = known_task(tasks, edit.pipeline_code, edit.upstream_code, "upstream")
     added, report, saved = judged_write(
         ctx,
         edit.pipeline_code,
@@ -143,7 +144,7 @@ def add_task_dependency(ctx: OperationContext, edit: DependencyEdit) -> Dependen
 
 def retire_task_dependency(ctx: OperationContext, edit: DependencyEdit) -> DependencyEditResult:
     """Retire the pipeline's active dependency `dependency_id` (validate judges the pipeline without it)."""
-    pipeline_id, _ = _task_ids(ctx, edit)
+    pipeline_id, _ = pipeline_task_ids(ctx, edit.pipeline_code)
     dependency_id = edit.dependency_id
     assert dependency_id is not None  # the route always names one
 

@@ -168,3 +168,61 @@ def rule_retire(
     if result.saved:
         return done(f"/ui/pipelines/{pipeline_code}/tasks/{task_code}/rules", result.message)
     return render(request, "rules.html", _rules(request, session, pipeline_code, task_code, result=result), 422)
+
+
+def _tasks(request: Request, session: UiSession, code: str, **extra: object) -> dict[str, object]:
+    from etl_craft.core.enums import Handler
+    from etl_craft.services.inspect import pipeline_steps
+    from etl_craft.services.task_editor import TASK_TYPES
+
+    steps = call(request, session, pipeline_steps, code)
+    choices = {"types": TASK_TYPES, "handlers": [h.value for h in Handler]}
+    draft = {"code": "", "task_type": "ETL", "handler": "PYTHON", "parameters": ""}
+    return {"steps": steps, **choices, "result": None, "done": None, "draft": draft, **extra}
+
+
+@router.get("/pipelines/{pipeline_code}/tasks", response_class=HTMLResponse)
+def tasks_form(
+    request: Request,
+    session: Developer,
+    pipeline_code: Code,
+    done: Annotated[str | None, Query(max_length=500)] = None,
+) -> Response:
+    return render(request, "tasks.html", _tasks(request, session, pipeline_code, done=done))
+
+
+@router.post("/pipelines/{pipeline_code}/tasks", response_class=HTMLResponse)
+def task_add(
+    request: Request,
+    session: DeveloperForm,
+    pipeline_code: Code,
+    code: TaskCode,
+    task_type: Annotated[str, Form(max_length=16)],
+    handler: Annotated[str, Form(max_length=16)],
+    confirm: Annotated[Literal["yes"], Form()],
+    parameters: Annotated[str, Form(max_length=64 * 1024)] = "",
+) -> Response:
+    from etl_craft.services.task_editor import TaskDraft, add_pipeline_task
+
+    draft = TaskDraft.from_form(code, task_type, handler, parameters)
+    result = call(request, session, add_pipeline_task, pipeline_code, draft)
+    if result.saved:
+        return done(f"/ui/pipelines/{pipeline_code}/tasks", result.message)
+    typed = {"code": code, "task_type": task_type, "handler": handler, "parameters": parameters}
+    return render(request, "tasks.html", _tasks(request, session, pipeline_code, result=result, draft=typed), 422)
+
+
+@router.post("/pipelines/{pipeline_code}/tasks/{task_code}/retire", response_class=HTMLResponse)
+def task_retire(
+    request: Request,
+    session: DeveloperForm,
+    pipeline_code: Code,
+    task_code: Code,
+    confirm: Annotated[Literal["yes"], Form()],
+) -> Response:
+    from etl_craft.services.task_editor import retire_pipeline_task
+
+    result = call(request, session, retire_pipeline_task, pipeline_code, task_code)
+    if result.saved:
+        return done(f"/ui/pipelines/{pipeline_code}/tasks", result.message)
+    return render(request, "tasks.html", _tasks(request, session, pipeline_code, result=result), 422)
