@@ -143,7 +143,7 @@ def test_pipeline_settings_a_bad_schedule_is_refused_and_a_good_one_saved_and_au
     }
     assert browser.post(SETTINGS, data={k: v for k, v in body.items() if k != "csrf_token"}).status_code == 403
     refused = browser.post(SETTINGS, data=body)
-    assert refused.status_code == 422 and "not saved: validate refused them" in refused.text
+    assert refused.status_code == 422 and "not saved: validate refused it" in refused.text
     assert re.search(r'<li class="finding">\[FAIL\] sales[^<]*RUN_SCHEDULE', refused.text), refused.text
     assert 'value="every tuesday"' in refused.text  # what was typed stays in the form
     assert _pipeline(ui) == before
@@ -312,3 +312,42 @@ def test_tasks_a_task_without_its_parameters_or_one_others_wait_on_is_refused_an
         ("CFG_TASK_PARAMETERS", "INSERT"),
         ("CFG_TASKS", "UPDATE"),
     ]
+
+
+def test_a_pipeline_is_created_once_validate_accepts_it_and_audited(ui: Ui) -> None:
+    assert ui.signed_in("operator").get("/ui/metadata/pipelines").status_code == 403
+    assert 'href="/ui/metadata/pipelines"' not in ui.signed_in("viewer").get("/ui/pipelines").text
+    browser = ui.signed_in("developer")
+    assert 'href="/ui/metadata/pipelines"' in browser.get("/ui/pipelines").text
+    token = csrf(browser.get("/ui/metadata/pipelines").text)
+    body = {
+        "csrf_token": token,
+        "pipeline_code": "stock",
+        "pipeline_name": "Stock",
+        "refresh_type": "FULL",
+        "schedule_timezone": "Mars/Olympus",
+        "confirm": "yes",
+    }
+    refused = browser.post("/ui/metadata/pipelines", data=body)
+    assert refused.status_code == 422 and re.search(r"\[FAIL\] stock[^<]*SCHEDULE_TIMEZONE", refused.text), refused.text
+    p = t.cfg_pipelines
+    with ui.api.ctx.db.read() as conn:
+        assert conn.execute(sa.select(p.c.pipeline_id).where(p.c.pipeline_code == "stock")).all() == []
+    assert browser.post("/ui/metadata/pipelines", data={**body, "pipeline_code": "sales"}).status_code == 409
+    made = browser.post("/ui/metadata/pipelines", data={**body, "schedule_timezone": "Europe/Oslo"})
+    assert made.status_code == 303 and made.headers["location"].startswith(
+        "/ui/pipelines/stock/tasks?done=stock+created"
+    )
+    a = t.aud_actions
+    with ui.api.ctx.db.read() as conn:
+        row = conn.execute(
+            sa.select(p.c.pipeline_name, p.c.refresh_type, p.c.schedule_timezone, p.c.created_by).where(
+                p.c.pipeline_code == "stock"
+            )
+        ).one()
+        action = conn.execute(
+            sa.select(a.c.actor, a.c.arguments, a.c.pipeline_id).order_by(a.c.action_id.desc()).limit(1)
+        ).one()
+    assert tuple(row) == ("Stock", "FULL", "Europe/Oslo", "dev")
+    assert (action.actor, action.arguments) == ("dev", {"pipeline_code": "stock", "created": True})
+    assert browser.get("/ui/pipelines/stock/tasks").status_code == 200

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from decimal import Decimal, InvalidOperation
 
-from etl_craft.core.errors import UsageError
+from etl_craft.core.errors import NameTakenError, UsageError
 from etl_craft.engine import reads
 from etl_craft.engine.records.actions import record_request
 from etl_craft.engine.records.pipeline_settings import update_pipeline
@@ -56,12 +56,14 @@ class PipelineEditResult:
     pipeline_code: str
     saved: bool
     report: ValidationReport
+    created: bool = False
 
     @property
     def message(self) -> str:
+        what = "created" if self.created else "settings saved"
         if self.saved:
-            return f"{self.pipeline_code} settings saved; {self.report.summary}"
-        return f"{self.pipeline_code} settings not saved: validate refused them ({self.report.summary})"
+            return f"{self.pipeline_code} {what}; {self.report.summary}"
+        return f"{self.pipeline_code} not saved: validate refused it ({self.report.summary})"
 
 
 def pipeline_settings(ctx: OperationContext, pipeline_code: str) -> reads.PipelineRow:
@@ -78,3 +80,38 @@ def edit_pipeline(ctx: OperationContext, pipeline_code: str, settings: PipelineS
         arguments = {"pipeline_code": pipeline_code, "columns": sorted(c.upper() for c in values)}
         record_request(ctx.db, ctx.actor, "metadata edit", arguments, pipeline_id=pipeline_id)
     return PipelineEditResult(pipeline_code, saved, report)
+
+
+REFRESH_TYPES = ("FULL", "INCREMENTAL")
+
+
+def create_pipeline(
+    ctx: OperationContext, pipeline_code: str, refresh_type: str, settings: PipelineSettings
+) -> PipelineEditResult:
+    """A new pipeline (its tasks are added on its tasks page), judged by validate like every edit."""
+    from etl_craft.engine.records.pipeline_settings import add_pipeline
+    from etl_craft.services.task_editor import TASK_CODE
+
+    if not TASK_CODE.fullmatch(pipeline_code) or refresh_type not in REFRESH_TYPES:
+        bad_code = not TASK_CODE.fullmatch(pipeline_code)
+        raise UsageError(
+            "the new pipeline's " + ("code" if bad_code else "refresh type"),
+            found=repr((pipeline_code if bad_code else refresh_type)[:64]),
+            expected="a letter, then letters, digits and _" if bad_code else ", ".join(REFRESH_TYPES),
+            remedy="correct the " + ("code" if bad_code else "refresh type"),
+        )
+    with ctx.db.read() as conn:
+        taken = pipeline_code in {p.pipeline_code for p in reads.pipelines(conn)}
+    if taken:
+        raise NameTakenError(
+            f"pipeline {pipeline_code}",
+            found="an active pipeline with this code",
+            expected="a code no active pipeline has",
+            remedy="pick another code, or edit the pipeline's settings",
+        )
+    values = {**settings.columns(pipeline_code), "pipeline_code": pipeline_code, "refresh_type": refresh_type}
+    added, report, saved = judged_write(ctx, pipeline_code, lambda conn: add_pipeline(conn, values))
+    if saved:
+        arguments = {"pipeline_code": pipeline_code, "created": True}
+        record_request(ctx.db, ctx.actor, "metadata edit", arguments, pipeline_id=added)
+    return PipelineEditResult(pipeline_code, saved, report, created=True)

@@ -226,3 +226,34 @@ def task_retire(
     if result.saved:
         return done(f"/ui/pipelines/{pipeline_code}/tasks", result.message)
     return render(request, "tasks.html", _tasks(request, session, pipeline_code, result=result), 422)
+
+
+@router.get("/metadata/pipelines", response_class=HTMLResponse)
+def pipeline_new_form(request: Request, session: Developer) -> Response:
+    from etl_craft.services.pipeline_editor import PipelineSettings
+
+    blank = {**PipelineSettings("").__dict__, "pipeline_code": "", "refresh_type": "INCREMENTAL"}
+    return render(request, "pipeline_new.html", {"typed": blank, "result": None})
+
+
+@router.post("/metadata/pipelines", response_class=HTMLResponse)
+def pipeline_create(
+    request: Request,
+    session: DeveloperForm,
+    pipeline_code: TaskCode,
+    pipeline_name: Annotated[str, Form(max_length=200)],
+    refresh_type: Annotated[str, Form(max_length=16)],
+    confirm: Annotated[Literal["yes"], Form()],
+    description: Annotated[str, Form(max_length=4000)] = "",
+    run_schedule: Annotated[str, Form(max_length=200)] = "",
+    schedule_timezone: Annotated[str, Form(max_length=64)] = "",
+    sla_in_hours: Annotated[str, Form(max_length=32)] = "",
+) -> Response:
+    from etl_craft.services.pipeline_editor import PipelineSettings, create_pipeline
+
+    settings = PipelineSettings(pipeline_name, description, run_schedule, schedule_timezone, sla_in_hours)
+    result = call(request, session, create_pipeline, pipeline_code, refresh_type, settings)
+    if result.saved:
+        return done(f"/ui/pipelines/{pipeline_code}/tasks", result.message)
+    typed = {**settings.__dict__, "pipeline_code": pipeline_code, "refresh_type": refresh_type}
+    return render(request, "pipeline_new.html", {"typed": typed, "result": result}, status=422)
