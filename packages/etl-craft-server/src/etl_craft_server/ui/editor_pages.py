@@ -233,7 +233,7 @@ def pipeline_new_form(request: Request, session: Developer) -> Response:
     from etl_craft.services.pipeline_editor import PipelineSettings
 
     blank = {**PipelineSettings("").__dict__, "pipeline_code": "", "refresh_type": "INCREMENTAL"}
-    return render(request, "pipeline_new.html", {"typed": blank, "result": None})
+    return render(request, "pipeline_new.html", {"typed": blank, "result": None, "done": None})
 
 
 @router.post("/metadata/pipelines", response_class=HTMLResponse)
@@ -256,4 +256,4 @@ def pipeline_create(
     if result.saved:
         return done(f"/ui/pipelines/{pipeline_code}/tasks", result.message)
     typed = {**settings.__dict__, "pipeline_code": pipeline_code, "refresh_type": refresh_type}
-    return render(request, "pipeline_new.html", {"typed": typed, "result": result}, status=422)
+    return render(request, "pipeline_new.html", {"typed": typed, "result": result, "done": None}, status=422)
