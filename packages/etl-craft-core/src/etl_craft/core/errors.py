@@ -100,7 +100,7 @@ class UsageError(EtlCraftError):
 
 
 class NameTakenError(UsageError):
-    """A new token or user named as a live one is: a usage error to the CLI, a conflict (409) to the API."""
+    """A new token, user or pipeline named as a live one is: a usage error to the CLI, a conflict (409) to the API."""
 
 
 class ConfigurationError(EtlCraftError):

@@ -1,4 +1,4 @@
-"""The web UI's metadata editor: a task parameter set through a form.
+"""The web UI's metadata editor: a task parameter set through a form, and the trial every editor form saves through.
 
 The change is first written and judged by `validate` (the pipeline's checks) inside a transaction
 that is always rolled back; only a change with no failed check is then written for real, by the
@@ -10,7 +10,11 @@ for teams that keep their metadata in git.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
+
+import sqlalchemy as sa
 
 from etl_craft.core.errors import UnknownCodeError, UsageError
 from etl_craft.core.text import CODE_LIMIT, did_you_mean
@@ -20,6 +24,7 @@ from etl_craft.engine.records.task_parameters import set_parameter
 from etl_craft.services.context import OperationContext
 from etl_craft.services.validate import ValidationReport, validate_metadata
 
+T = TypeVar("T")
 PARAMETER_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,127}")
 MAX_VALUE = 64 * 1024
 
@@ -107,22 +112,34 @@ def migration_sql(edit: ParameterEdit, operation: str) -> str:
     )
 
 
+def judged_write(
+    ctx: OperationContext, pipeline_code: str, write: Callable[[sa.Connection], T]
+) -> tuple[T, ValidationReport, bool]:
+    """Run `write` and validate the pipeline inside a transaction that is always rolled back; run
+    `write` again for real only when validate found no failure. Returns (what write returned, the
+    report, saved). Every editor form saves through here, so none can skip the check."""
+    judged: list[tuple[T, ValidationReport]] = []
+    try:
+        with ctx.db.write() as conn:
+            judged.append((write(conn), validate_metadata(conn, ctx.config, pipeline_code)))
+            raise _TrialOnly
+    except _TrialOnly:
+        pass
+    outcome, report = judged[0]
+    if report.valid:
+        with ctx.db.write() as conn:
+            outcome = write(conn)
+    return outcome, report, report.valid
+
+
 def set_task_parameter(ctx: OperationContext, edit: ParameterEdit) -> ParameterEditResult:
     """Judge the change in a rolled-back transaction; write it only when validate finds no failure."""
     edit.check()
     task_id = _task_id(ctx, edit)
-    judged: list[tuple[str, ValidationReport]] = []
-    try:
-        with ctx.db.write() as conn:
-            operation = set_parameter(conn, task_id, edit.name, edit.value)
-            judged.append((operation, validate_metadata(conn, ctx.config, edit.pipeline_code)))
-            raise _TrialOnly
-    except _TrialOnly:
-        pass
-    operation, report = judged[0]
-    if report.valid:
-        with ctx.db.write() as conn:
-            operation = set_parameter(conn, task_id, edit.name, edit.value)
+    operation, report, saved = judged_write(
+        ctx, edit.pipeline_code, lambda conn: set_parameter(conn, task_id, edit.name, edit.value)
+    )
+    if saved:
         arguments = {"pipeline_code": edit.pipeline_code, "task_code": edit.task_code, "parameter": edit.name}
         record_request(ctx.db, ctx.actor, "metadata edit", arguments)  # the value is in AUD_METADATA_CHANGES
-    return ParameterEditResult(edit, report.valid, operation, report, migration_sql(edit, operation))
+    return ParameterEditResult(edit, saved, operation, report, migration_sql(edit, operation))

@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from etl_craft.core import errors as e
 from etl_craft.engine.retry import TRANSIENT, first_line
 from etl_craft_server.api.problems import RETRY_AFTER_SECONDS, status_of
-from etl_craft_server.ui import auth, metadata_pages, pages
+from etl_craft_server.ui import auth, brand_files, editor_pages, metadata_pages, pages
 from etl_craft_server.ui.rendering import HERE, render
 
 
@@ -68,8 +68,10 @@ async def _on_engine_db_outage(request: Request, error: Exception) -> Response:
 def build_ui() -> FastAPI:
     ui = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
     ui.include_router(auth.router)
+    ui.include_router(brand_files.router)
     ui.include_router(pages.router)
     ui.include_router(metadata_pages.router)
+    ui.include_router(editor_pages.router)
     ui.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     ui.add_exception_handler(auth.SignInNeeded, _on_sign_in_needed)
     ui.add_exception_handler(e.EtlCraftError, _on_etl_craft_error)
