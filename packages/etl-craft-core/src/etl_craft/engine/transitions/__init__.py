@@ -31,6 +31,7 @@ from etl_craft.engine.transitions.interventions import (
     reset_task,
 )
 from etl_craft.engine.transitions.queue import (
+    ClaimLimits,
     Renewal,
     claim_next,
     drain_worker,
@@ -59,6 +60,7 @@ from etl_craft.engine.transitions.values import AttemptOutcome, Counts, QueuedAt
 __all__ = [
     "EVENTS_CHANNEL",
     "AttemptOutcome",
+    "ClaimLimits",
     "Counts",
     "QueuedAttempt",
     "Renewal",

@@ -35,8 +35,8 @@ from etl_craft.execution.pools.interface import (
 class QueuePool:
     owner_claims = False  # the pool's workers claim its attempts
 
-    def __init__(self, db: EngineDb, name: str, priority: int = 0) -> None:
-        self.db, self.name, self.priority = db, name, priority
+    def __init__(self, db: EngineDb, name: str) -> None:
+        self.db, self.name = db, name
 
     def capacity(self) -> Capacity:
         with self.db.read() as conn:
@@ -66,7 +66,6 @@ class QueuePool:
                     spec.attempt_id,
                     pool=self.name,
                     slot_kind=spec.slot_kind.value,
-                    priority=self.priority,
                     now=utc_now(),
                 )
         except StaleTransitionError:
