@@ -47,10 +47,11 @@ def _project(harness: Harness, calls: Path) -> None:
 
 
 def _queue_everything(harness: Harness) -> dict[int, str]:
-    """One IN-PROGRESS run per pipeline, every task's attempt offered to the pool, as the overseer does."""
+    """One IN-PROGRESS run per pipeline, every task's attempt offered to the pool, as the overseer does.
+    HIGH's last: its attempts are the newest, so only their priority can put them first."""
     runs = {}
     now = utc_now()
-    for pipeline in harness.rows(t.cfg_pipelines):
+    for pipeline in sorted(harness.rows(t.cfg_pipelines), key=lambda p: p.pipeline_code == "HIGH"):
         runs[in_progress_run(harness.db, pipeline.pipeline_id, "burst-overseer", now, lease_until(now))] = (
             pipeline.pipeline_code
         )
