@@ -90,9 +90,7 @@ def _queue_attempts(config_path: Path) -> int:
                 queued = transitions.queue_attempt(
                     conn, pipeline_run_id=runs[pipeline_id], task_id=task_id, actor=actor, now=now
                 )
-                transitions.offer_attempt(
-                    conn, queued.attempt_id, pool=POOL, slot_kind="ingestion", now=now
-                )
+                transitions.offer_attempt(conn, queued.attempt_id, pool=POOL, slot_kind="ingestion", now=now)
                 count += 1
     db.dispose()
     return count

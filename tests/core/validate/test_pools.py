@@ -22,7 +22,9 @@ def test_a_task_naming_an_unknown_pool_fails_with_the_nearest_and_known_pools_pa
         ],
     )
     report = vp.check()
-    finding = find(report, "FAIL", "sales.nowhere", "parameter POOL", "'gpus'", "no active CFG_POOLS row", "an active pool: gpu")
+    finding = find(
+        report, "FAIL", "sales.nowhere", "parameter POOL", "'gpus'", "no active CFG_POOLS row", "an active pool: gpu"
+    )
     assert "did you mean gpu?" in finding.message.lower()
     assert [f.where for f in report.findings] == ["sales.nowhere"]
     vp.sql("UPDATE CFG_POOLS SET ACTIVE_FLAG = 'N' WHERE POOL_NAME = 'gpu';\n")
