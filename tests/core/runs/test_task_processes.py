@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import signal
 import subprocess
@@ -144,7 +145,7 @@ def test_a_pipelines_max_parallel_tasks_replaces_the_orchestration_default(harne
     assert sorted(a.status for a in attempts) == ["SUCCESS"] * 4
     spans = sorted((a.started_at, a.ended_at) for a in attempts)
     # One at a time: each attempt started after the one before it ended.
-    assert all(later[0] >= earlier[1] for earlier, later in zip(spans, spans[1:]))
+    assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(spans))
 
 
 def _wait_for_running_descendants(started, harness: Harness, task: str) -> list[int]:
