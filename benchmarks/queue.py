@@ -90,9 +90,7 @@ def _queue_attempts(config_path: Path) -> int:
                 queued = transitions.queue_attempt(
                     conn, pipeline_run_id=runs[pipeline_id], task_id=task_id, actor=actor, now=now
                 )
-                transitions.offer_attempt(
-                    conn, queued.attempt_id, pool=POOL, slot_kind="ingestion", priority=0, now=now
-                )
+                transitions.offer_attempt(conn, queued.attempt_id, pool=POOL, slot_kind="ingestion", now=now)
                 count += 1
     db.dispose()
     return count
@@ -115,6 +113,8 @@ def _queue_worker(
     db = open_engine_db(config)
     owner = f"{my_owner_id()}"
     actor = Actor("benchmark worker", ActorKind.WORKER)
+    # The limits a worker's claim counts (each run's Max_parallel_tasks) cost what they cost here too.
+    limits = transitions.ClaimLimits(config.orchestration.max_parallel_tasks)
     with acting_as(actor), db.write() as conn:
         transitions.register_worker(
             conn,
@@ -142,6 +142,7 @@ def _queue_worker(
                         host="bench",
                         lease_until=lease_until(now),
                         now=now,
+                        limits=limits,
                     )
                 if attempt_id is None:
                     return

@@ -42,6 +42,7 @@ def test_init_db_creates_the_engine_db_and_records_who_asked(empty_project) -> N
         "0007_retention_indexes.sql",
         "0008_ui_sessions.sql",
         "0009_clone_watermarks.sql",
+        "0010_pools.sql",
         "0011_cancel_requests.sql",
     ]
     db = empty_project.open_db()
@@ -117,7 +118,7 @@ def test_doctor_passes_on_a_current_engine_db(project) -> None:
         f"[OK  ] Engine DB file: {project.root / 'engine.db'} reads whole and accepts writes",
         "[OK  ] Engine DB writable: the session accepts writes",
     )
-    assert lines[3] == "[OK  ] Engine DB tables and migrations: 9 ENGINE migration(s) applied"
+    assert lines[3] == "[OK  ] Engine DB tables and migrations: 11 ENGINE migration(s) applied"
     assert lines[-1].endswith("0 failed")
 
 

@@ -208,3 +208,11 @@ def test_a_warehouse_url_without_jdbc_prefix_is_refused(project):
     message = project.refuse(warehouse("jdbc_url: duckdb:w.duckdb"))
     assert "Warehouse.jdbc_url (line 6): found 'duckdb:w.duckdb'" in message
     assert "Start the URL with jdbc:" in message
+
+
+def test_max_warehouse_queries_is_the_connections_limit_and_must_be_a_whole_number(project):
+    assert project.load(warehouse("jdbc_url: jdbc:duckdb:w.duckdb")).warehouse.max_queries is None
+    limited = project.load(warehouse("jdbc_url: jdbc:duckdb:w.duckdb\nMax_warehouse_queries: 3"))
+    assert limited.warehouse.max_queries == 3
+    message = project.refuse(warehouse("jdbc_url: jdbc:duckdb:w.duckdb\nMax_warehouse_queries: 0"))
+    assert "Warehouse.Max_warehouse_queries (line 7)" in message and "a whole number from 1 to 10000" in message

@@ -26,6 +26,11 @@ EXTRA_COLUMNS = {
         {"name": "SLOT_KIND", "type": "VARCHAR", "nullable": True, "default": None, "allowed": None},
         {"name": "PRIORITY", "type": "INT", "nullable": False, "default": "0", "allowed": None},
     ],
+    # CFG_PIPELINES: the queue's order and each run's parallelism (S5.E; ENGINE migration 0010).
+    "CFG_PIPELINES": [
+        {"name": "PRIORITY", "type": "INT", "nullable": False, "default": "0", "allowed": None},
+        {"name": "MAX_PARALLEL_TASKS", "type": "INT", "nullable": True, "default": None, "allowed": None},
+    ],
 }
 # Every AUD_ table: UPDATED_AT last, the clone's watermark (S6.E; ENGINE migration 0009).
 UPDATED_AT = {"name": "UPDATED_AT", "type": "TIMESTAMPTZ", "nullable": True, "default": None, "allowed": None}
@@ -65,8 +70,9 @@ SQLITE_DEFAULTS = {
 
 # Tables etl-craft adds beyond the reference, created after the documented ones, in this order.
 # AUD_ALERT_DELIVERIES: one row per alert channel delivery (S7.D); CFG_USERS: people of the API (S7.B);
-# AUD_WORKERS: the workers of the PostgreSQL queue (S5.C); AUD_UI_SESSIONS: the web UI's sign-in sessions (S7.B).
-EXTRA_TABLES = ("AUD_ALERT_DELIVERIES", "CFG_USERS", "AUD_WORKERS", "AUD_UI_SESSIONS")
+# AUD_WORKERS: the workers of the PostgreSQL queue (S5.C); AUD_UI_SESSIONS: the web UI's sign-in sessions (S7.B);
+# CFG_POOLS: the named pools and their slots (S5.E).
+EXTRA_TABLES = ("AUD_ALERT_DELIVERIES", "CFG_USERS", "AUD_WORKERS", "AUD_UI_SESSIONS", "CFG_POOLS")
 
 PRIMARY_KEYS = {
     "CFG_PIPELINES": ("PIPELINE_ID",),
@@ -99,6 +105,7 @@ PRIMARY_KEYS = {
     "CFG_USERS": ("USER_ID",),
     "AUD_WORKERS": ("WORKER_ID",),
     "AUD_UI_SESSIONS": ("SESSION_ID",),
+    "CFG_POOLS": ("POOL_ID",),
 }
 # Keys that are not generated: the tracker is keyed by its task, migrations by file.
 NATURAL_KEYS = {"AUD_TASK_OFFSET_TRACKER", "SCHEMA_MIGRATIONS", "AUD_TARGET_HASH_VERSION", "AUD_GATE_WAITS"}

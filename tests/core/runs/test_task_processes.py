@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import signal
 import subprocess
@@ -132,6 +133,19 @@ def test_max_parallel_tasks_bounds_how_many_run_at_once(harness: Harness) -> Non
     for start, _end in spans:
         running = sum(1 for s, e in spans if s <= start < e)
         assert running <= 2
+
+
+def test_a_pipelines_max_parallel_tasks_replaces_the_orchestration_default(harness: Harness) -> None:
+    harness.project.orchestration = "  Mode: local\n  Max_parallel_tasks: 4\n"
+    harness.project.write_config()
+    harness.pipeline("p", [TaskSpec(f"t{n}", {"sleep": 0.5}) for n in range(4)])
+    harness.migrate("UPDATE CFG_PIPELINES SET MAX_PARALLEL_TASKS = 1 WHERE PIPELINE_CODE = 'p';\n")
+    assert harness.cli("run", "--pipeline_code", "p").returncode == 0
+    attempts = harness.attempts()
+    assert sorted(a.status for a in attempts) == ["SUCCESS"] * 4
+    spans = sorted((a.started_at, a.ended_at) for a in attempts)
+    # One at a time: each attempt started after the one before it ended.
+    assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(spans))
 
 
 def _wait_for_running_descendants(started, harness: Harness, task: str) -> list[int]:

@@ -422,10 +422,14 @@ class Overseer:
                 self._step_run(run_id, supervised, dispatch, 0 if queued else free)
                 free = self._pool_free()
                 queued = queued or supervised.starved_since is not None
+        # Runs waiting for the local pool take their turn by pipeline PRIORITY (higher first), then
+        # by how long they have waited (S5.E).
         waiting = sorted(
-            ((s.starved_since, run_id) for run_id, s in self.supervised.items() if s.starved_since is not None)
+            (-s.supervisor.graph.pipeline.priority, s.starved_since, run_id)
+            for run_id, s in self.supervised.items()
+            if s.starved_since is not None
         )
-        for _since, run_id in waiting:
+        for _priority, _since, run_id in waiting:
             free = self._pool_free()
             if free <= 0:
                 break

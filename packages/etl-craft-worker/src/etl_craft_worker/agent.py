@@ -79,6 +79,10 @@ class Worker:
         self.actor = Actor(f"etl-craft worker@{socket.gethostname()}", ActorKind.WORKER)
         self.pool = LocalPool(config.path, db.dialect, settings.slots, Handler)
         self.held: dict[int, _Held] = {}
+        warehouse = config.warehouse
+        self.limits = transitions.ClaimLimits(
+            config.orchestration.max_parallel_tasks, warehouse.max_queries if warehouse is not None else None
+        )
         self.listener = db.dialect.listener(db, EVENTS_CHANNEL)
         self._next_beat = 0.0
         self._drain_until: float | None = None
@@ -139,6 +143,7 @@ class Worker:
                     host=socket.gethostname(),
                     lease_until=lease_until(now),
                     now=now,
+                    limits=self.limits,
                 )
                 subject = reads.attempt_subject(conn, attempt_id) if attempt_id is not None else None
                 parameters = reads.task_parameters(conn, [subject.task_id]) if subject is not None else {}

@@ -128,6 +128,8 @@ class ConnectionProfile:
     url_files: tuple[tuple[str, Path], ...] = ()
     # A Warehouse's dialect: the name of its entry point in etl_craft.warehouses (None for the Engine).
     dialect: str | None = None
+    # Warehouse only: Max_warehouse_queries, the connection's limit on attempts at once (S5.E).
+    max_queries: int | None = None
 
     @property
     def where(self) -> str:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from importlib import metadata
 
 ENTRY_POINT_GROUP = "etl_craft.warehouses"
-SECTION_KEYS = ("Profile", "Name", "Table_format", "jdbc_url", "schema")
+SECTION_KEYS = ("Profile", "Name", "Table_format", "jdbc_url", "schema", "Max_warehouse_queries")
 
 _FIELD_HINT = (
     "no installed warehouse reads it (the catalog is the URL's path on Trino and Databricks; Snowflake's"
@@ -171,6 +171,14 @@ def _schema(reader: Reader, kind: WarehouseKind) -> str:
     )
 
 
+def _max_queries(reader: Reader) -> int | None:
+    """Max_warehouse_queries: the most warehouse-slot attempts (SQL, BUSINESS_RULES, EMAIL_ALERT)
+    claimed or running at once on this connection, across every pool (S5.E); unset: no limit."""
+    if reader.get("Max_warehouse_queries") is None:
+        return None
+    return reader.whole("Max_warehouse_queries", 0, 1, 10_000)
+
+
 def parse_warehouse(ctx: Context, body: object, default_profile: str | None) -> ConnectionProfile:
     kinds = warehouse_kinds()
     extra = tuple(dict.fromkeys(key for kind in kinds for key in kind.profile_keys))
@@ -187,6 +195,7 @@ def parse_warehouse(ctx: Context, body: object, default_profile: str | None) -> 
         table_format=table_format,
         url_files=target.url_files,
         dialect=kind.name,
+        max_queries=_max_queries(reader),
     )
     profile = kind.read_profile(reader, profile)
     for key in reader.present(extra):

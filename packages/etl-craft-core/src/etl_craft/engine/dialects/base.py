@@ -95,6 +95,10 @@ class EngineDialect:
     def announce(self, conn: sa.Connection, channel: str, payloads: Sequence[str]) -> None:
         """Tell listeners of `channel` once this transaction commits; nothing where none can listen."""
 
+    def serialize_claims(self, conn: sa.Connection) -> None:
+        """Make this transaction's queue claims the only ones until it ends, so the limits a claim
+        counts cannot be passed by a concurrent claim; nothing where writes are serialized already."""
+
     def listener(self, db: EngineDb, channel: str) -> Listener | None:
         """A listener for `channel`, or None where the database cannot notify (sweeps do the work)."""
         return None

@@ -31,6 +31,8 @@ class PipelineRow:
     max_catchup_runs: int
     overlap_policy: str
     schedule_start_date: date | None
+    priority: int = 0  # the queue's order and the local pool's turn for waiting runs (S5.E)
+    max_parallel_tasks: int | None = None  # per run; None: Orchestration.Max_parallel_tasks
 
 
 @dataclass(frozen=True)

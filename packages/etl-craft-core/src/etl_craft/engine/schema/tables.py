@@ -168,6 +168,12 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
                 allowed=("SKIP", "QUEUE"),
             ),
             Col("SCHEDULE_START_DATE", "DATE"),
+            # Slots, limits and priorities (S5.E, migration 0010): the queue's order (higher first,
+            # ties to the oldest) and the most attempts of one run CLAIMED or RUNNING at once (NULL:
+            # Orchestration.Max_parallel_tasks). Checked by validate, not by a CHECK, which SQLite
+            # cannot add to an existing table.
+            Col("PRIORITY", "INT", nullable=False, default=literal(0)),
+            Col("MAX_PARALLEL_TASKS", "INT"),
         ),
         ("PIPELINE_ID",),
         unique=(Unique("ux_pipelines_code_active", ("PIPELINE_CODE",), "ACTIVE_FLAG = 'Y'"),),
@@ -843,6 +849,31 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
         indexes=(Index("ix_ui_sessions_user", ("USER_ID",)),),
         remedy="sign in and out through the web UI (etl-craft server)",
     ),
+    TableSpec(
+        "CFG_POOLS",
+        (
+            _id("POOL_ID"),
+            Col("POOL_NAME", "VARCHAR", nullable=False),
+            Col("DESCRIPTION", "VARCHAR"),
+            # The most attempts of the pool CLAIMED or RUNNING at once across all its workers, by
+            # slot kind (NULL: as many as its workers' slots).
+            Col("INGESTION_SLOTS", "INT"),
+            Col("WAREHOUSE_SLOTS", "INT"),
+            _flag(),
+            *_STAMPS,
+        ),
+        ("POOL_ID",),
+        unique=(Unique("ux_pools_name_active", ("POOL_NAME",), "ACTIVE_FLAG = 'Y'"),),
+        checks=(
+            Check(
+                "ck_pools_slots",
+                "COALESCE(INGESTION_SLOTS, 0) >= 0 AND COALESCE(WAREHOUSE_SLOTS, 0) >= 0",
+                "COALESCE(INGESTION_SLOTS, 0) >= 0 AND COALESCE(WAREHOUSE_SLOTS, 0) >= 0",
+            ),
+        ),
+        remedy=_CFG_REMEDY,
+        tracks_metadata=True,
+    ),
 )
 
 
@@ -1016,3 +1047,4 @@ cfg_users = T["cfg_users"]
 aud_ui_sessions = T["aud_ui_sessions"]
 aud_alert_deliveries = T["aud_alert_deliveries"]
 aud_workers = T["aud_workers"]
+cfg_pools = T["cfg_pools"]

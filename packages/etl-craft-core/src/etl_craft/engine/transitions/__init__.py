@@ -32,6 +32,7 @@ from etl_craft.engine.transitions.interventions import (
     reset_task,
 )
 from etl_craft.engine.transitions.queue import (
+    ClaimLimits,
     Renewal,
     claim_next,
     drain_worker,
@@ -61,6 +62,7 @@ from etl_craft.engine.transitions.values import AttemptOutcome, Counts, QueuedAt
 __all__ = [
     "EVENTS_CHANNEL",
     "AttemptOutcome",
+    "ClaimLimits",
     "Counts",
     "QueuedAttempt",
     "Renewal",

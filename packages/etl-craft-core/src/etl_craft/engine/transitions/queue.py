@@ -10,15 +10,21 @@ worker and every lease it holds in one statement and returns which attempts it s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 
 from etl_craft.core.enums import OWNED_ATTEMPT
+from etl_craft.engine.dialects import for_connection
+from etl_craft.engine.schema.tables import aud_pipelines_run_log as runs
 from etl_craft.engine.schema.tables import aud_task_attempts as attempts
+from etl_craft.engine.schema.tables import aud_task_run_log as task_runs
 from etl_craft.engine.schema.tables import aud_workers as workers
+from etl_craft.engine.schema.tables import cfg_pipelines as pipelines
+from etl_craft.engine.schema.tables import cfg_pools as pools
 from etl_craft.engine.transitions.common import announce, check_rowcount, found_attempt
 
 LIVE_WORKER = ("ACTIVE", "DRAINING")
@@ -37,13 +43,26 @@ class Renewal:
 
 
 def offer_attempt(
-    conn: sa.Connection, attempt_id: int, *, pool: str, slot_kind: str, priority: int, now: datetime
+    conn: sa.Connection, attempt_id: int, *, pool: str, slot_kind: str, now: datetime, priority: int | None = None
 ) -> None:
-    """Put a QUEUED (and due) attempt in a pool's queue, where a worker of the pool claims it."""
+    """Put a QUEUED (and due) attempt in a pool's queue, where a worker of the pool claims it. Its
+    priority is its pipeline's CFG_PIPELINES.PRIORITY unless `priority` is given."""
+    pipeline_priority = (
+        sa.select(pipelines.c.priority)
+        .select_from(
+            task_runs.join(runs, runs.c.pipeline_run_id == task_runs.c.pipeline_run_id).join(
+                pipelines, pipelines.c.pipeline_id == runs.c.pipeline_id
+            )
+        )
+        .where(task_runs.c.task_run_id == attempts.c.task_run_id)
+        .scalar_subquery()
+    )
     result = conn.execute(
         attempts.update()
         .where(attempts.c.attempt_id == attempt_id, attempts.c.status == "QUEUED", attempts.c.pool.is_(None))
-        .values(pool=pool, slot_kind=slot_kind, priority=priority, queued_at=now)
+        .values(
+            pool=pool, slot_kind=slot_kind, priority=pipeline_priority if priority is None else priority, queued_at=now
+        )
     )
     check_rowcount(
         result, f"attempt {attempt_id}", "QUEUED and in no pool yet", lambda: found_attempt(conn, attempt_id)
@@ -84,6 +103,52 @@ def register_worker(
     )
 
 
+@dataclass(frozen=True)
+class ClaimLimits:
+    """The limits a claim keeps (S5.E), besides the worker's own free slots: each run's
+    CFG_PIPELINES.MAX_PARALLEL_TASKS (else `default_max_parallel`, Orchestration.Max_parallel_tasks),
+    the pool's CFG_POOLS slots by kind, and the warehouse connection's Max_warehouse_queries."""
+
+    default_max_parallel: int
+    max_warehouse_queries: int | None = None
+
+
+def _held(*where: Callable[[sa.Alias], sa.ColumnElement[bool]], in_run: Any = None) -> sa.ScalarSelect[int]:
+    """How many attempts matching `where` (and of run `in_run`) are CLAIMED or RUNNING."""
+    held = attempts.alias("held")
+    query = sa.select(sa.func.count()).select_from(held).where(held.c.status.in_(OWNED_ATTEMPT))
+    if in_run is not None:
+        held_run = task_runs.alias("held_run")
+        query = query.join(held_run, held_run.c.task_run_id == held.c.task_run_id).where(
+            held_run.c.pipeline_run_id == in_run
+        )
+    return query.where(*[rule(held) for rule in where]).scalar_subquery()
+
+
+def _within_limits(q: sa.Alias, run_id: Any, limits: ClaimLimits, pool: str) -> list[Any]:
+    """The claim's limit predicates on candidate `q` of the run `run_id`; no OR (a NULL limit reads
+    as one more than what is held, which always passes)."""
+    per_run = (
+        sa.select(sa.func.coalesce(pipelines.c.max_parallel_tasks, limits.default_max_parallel))
+        .select_from(pipelines.join(runs, runs.c.pipeline_id == pipelines.c.pipeline_id))
+        .where(runs.c.pipeline_run_id == run_id)
+        .scalar_subquery()
+    )
+    in_pool = _held(lambda h: h.c.pool == pool, lambda h: h.c.slot_kind == q.c.slot_kind)
+    pool_slots = (
+        sa.select(sa.case((q.c.slot_kind == "ingestion", pools.c.ingestion_slots), else_=pools.c.warehouse_slots))
+        .where(pools.c.pool_name == pool, pools.c.active_flag == "Y")
+        .scalar_subquery()
+    )
+    rules: list[Any] = [_held(in_run=run_id) < per_run, in_pool < sa.func.coalesce(pool_slots, in_pool + 1)]
+    if limits.max_warehouse_queries is not None:
+        on_connection = _held(lambda h: h.c.slot_kind == "warehouse")
+        rules.append(
+            sa.case((q.c.slot_kind == "warehouse", on_connection < limits.max_warehouse_queries), else_=sa.true())
+        )
+    return rules
+
+
 def claim_next(
     conn: sa.Connection,
     *,
@@ -93,15 +158,28 @@ def claim_next(
     host: str,
     lease_until: datetime,
     now: datetime,
+    limits: ClaimLimits,
 ) -> int | None:
-    """Claim the pool's next queued attempt of one of `kinds` (highest priority, then oldest) for
-    this worker, or None when there is none nobody else is claiming."""
+    """Claim the pool's next queued attempt of one of `kinds` (highest priority, then oldest) that
+    every limit allows, for this worker, or None when there is none nobody else is claiming. A
+    limit reached skips that attempt, never the others: the sub-select looks further down the
+    queue. Claims are serialized (the dialect's claim lock) so concurrent ones cannot pass a limit
+    together; the limits are counted in the claim's own statement, after the lock."""
+    for_connection(conn).serialize_claims(conn)
+    q = attempts.alias("q")
+    q_run = task_runs.alias("q_run")
     picked = (
-        sa.select(attempts.c.attempt_id)
-        .where(attempts.c.status == "QUEUED", attempts.c.pool == pool, attempts.c.slot_kind.in_(list(kinds)))
-        .order_by(attempts.c.priority.desc(), attempts.c.queued_at, attempts.c.attempt_id)
+        sa.select(q.c.attempt_id)
+        .join_from(q, q_run, q_run.c.task_run_id == q.c.task_run_id)
+        .where(
+            q.c.status == "QUEUED",
+            q.c.pool == pool,
+            q.c.slot_kind.in_(list(kinds)),
+            *_within_limits(q, q_run.c.pipeline_run_id, limits, pool),
+        )
+        .order_by(q.c.priority.desc(), q.c.queued_at, q.c.attempt_id)
         .limit(1)
-        .with_for_update(skip_locked=True)
+        .with_for_update(skip_locked=True, of=q)
         .scalar_subquery()
     )
     return conn.execute(

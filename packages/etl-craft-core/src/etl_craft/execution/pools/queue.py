@@ -4,7 +4,8 @@ The caller queues the attempt (it is not claimed on this host); `submit` offers 
 a worker (`etl-craft worker --pool NAME`) claims it with `FOR UPDATE SKIP LOCKED`, runs it in its own
 task process and records its outcome, fenced by the worker's owner id. What this side knows of an
 attempt is what the Engine DB says: live while QUEUED, CLAIMED or RUNNING, ended once terminal.
-Capacity is the slots of the pool's live workers less the attempts queued or held in the pool.
+Capacity is the slots of the pool's live workers (at most its CFG_POOLS slots) less the attempts
+queued or held in the pool.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from etl_craft.engine import transitions
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.schema.tables import aud_task_attempts as attempts
 from etl_craft.engine.schema.tables import aud_workers as workers
+from etl_craft.engine.schema.tables import cfg_pools as pools
 from etl_craft.execution.pools.interface import (
     AttemptSpec,
     Capacity,
@@ -35,8 +37,8 @@ from etl_craft.execution.pools.interface import (
 class QueuePool:
     owner_claims = False  # the pool's workers claim its attempts
 
-    def __init__(self, db: EngineDb, name: str, priority: int = 0) -> None:
-        self.db, self.name, self.priority = db, name, priority
+    def __init__(self, db: EngineDb, name: str) -> None:
+        self.db, self.name = db, name
 
     def capacity(self) -> Capacity:
         with self.db.read() as conn:
@@ -54,7 +56,17 @@ class QueuePool:
                     .group_by(attempts.c.slot_kind)
                 )
             }
+            capped = conn.execute(
+                sa.select(pools.c.ingestion_slots, pools.c.warehouse_slots).where(
+                    pools.c.pool_name == self.name, pools.c.active_flag == "Y"
+                )
+            ).one_or_none()
+        # CFG_POOLS slots cap what the pool's workers offer (the claim counts the same limit).
         total = {SlotKind.INGESTION: int(slots[0]), SlotKind.WAREHOUSE: int(slots[1])}
+        if capped is not None:
+            for kind, cap in zip((SlotKind.INGESTION, SlotKind.WAREHOUSE), capped, strict=True):
+                if cap is not None:
+                    total[kind] = min(total[kind], cap)
         return Capacity(total, {k: max(0, n - int(taken.get(k.value, 0))) for k, n in total.items()})
 
     def submit(self, spec: AttemptSpec) -> ExecutionHandle:
@@ -66,7 +78,6 @@ class QueuePool:
                     spec.attempt_id,
                     pool=self.name,
                     slot_kind=spec.slot_kind.value,
-                    priority=self.priority,
                     now=utc_now(),
                 )
         except StaleTransitionError:

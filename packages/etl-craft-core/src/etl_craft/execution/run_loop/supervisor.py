@@ -1,6 +1,6 @@
 """The foreground overseer of one run: ready-set dispatch, leases, retries, timeouts, signals, ending.
 
-After every completion every ready task starts at once, within Orchestration.Max_parallel_tasks. Each
+After every completion every ready task starts at once, within the pipeline's MAX_PARALLEL_TASKS. Each
 attempt is claimed before its process starts and every outcome goes through the transitions module,
 fenced by this supervisor's owner id. The loop wakes when a child ends, on a signal, and at least every
 second to notice operators. A `Scope` narrows it to some tasks (`run --task_code`, `--with-downstream`).
@@ -250,10 +250,10 @@ class RunSupervisor:
     # --- starting attempts -------------------------------------------------------------------------
 
     def _own_room(self, snap: RunState) -> bool:
-        """Whether the run's owned or submitted attempts are below Orchestration.Max_parallel_tasks."""
+        """Whether the run's live attempts are below MAX_PARALLEL_TASKS (as a queue claim counts it)."""
         owned = sum(1 for rows in snap.attempts.values() for a in rows if a.status in OWNED_ATTEMPT)
         live = max(owned + self._started_since_read, len(self.processes.children))
-        return self.config.orchestration.max_parallel_tasks - live > 0
+        return (self.graph.pipeline.max_parallel_tasks or self.config.orchestration.max_parallel_tasks) > live
 
     def _pool_room(self, node: TaskNode) -> bool:
         """Whether the task's pool has a slot of its kind in this step (a full local pool's kind starves)."""

@@ -18,6 +18,7 @@ from etl_craft.services.validate.email_alerts import check_alerts
 from etl_craft.services.validate.findings import FAIL, WARN, Finding, Findings, ValidationReport
 from etl_craft.services.validate.parameters import check_parameters
 from etl_craft.services.validate.pipelines import check_pipelines
+from etl_craft.services.validate.pools import active_pools, check_pools
 from etl_craft.services.validate.project import Project
 from etl_craft.services.validate.rules import check_business_rules
 from etl_craft.services.validate.scripts import check_scripts
@@ -40,6 +41,7 @@ def validate_metadata(
     check_business_rules(project, findings, specs)
     check_scripts(project, findings)
     check_alerts(project, findings)
+    check_pools(project, active_pools(conn), findings)
     return ValidationReport(
         pipelines_checked=len(project.scope),
         tasks_checked=len(project.checked_tasks()),

@@ -155,6 +155,14 @@ class PostgresDialect(EngineDialect):
         if payloads:
             conn.exec_driver_sql("SELECT pg_notify(%s, %s)", [(channel, payload) for payload in payloads])
 
+    def serialize_claims(self, conn: sa.Connection) -> None:
+        # A transaction lock, released at commit: concurrent claims wait their turn for the lock,
+        # then count the CLAIMED and RUNNING attempts afresh (their statement starts after it). Keyed
+        # by the schema, like every lock, so two Engine DBs in one database never share it.
+        conn.exec_driver_sql(
+            "SELECT pg_advisory_xact_lock(hashtextextended('etl-craft:' || current_schema() || ':queue-claims', 0))"
+        )
+
     def listener(self, db: EngineDb, channel: str) -> Listener | None:
         return PostgresListener(db, channel)
 

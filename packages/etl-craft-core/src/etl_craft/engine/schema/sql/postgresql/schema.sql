@@ -19,6 +19,8 @@ CREATE TABLE CFG_PIPELINES (
     MAX_CATCHUP_RUNS INT NOT NULL DEFAULT 1,
     OVERLAP_POLICY VARCHAR NOT NULL DEFAULT 'SKIP',
     SCHEDULE_START_DATE DATE,
+    PRIORITY INT NOT NULL DEFAULT 0,
+    MAX_PARALLEL_TASKS INT,
     CONSTRAINT pk_cfg_pipelines PRIMARY KEY (PIPELINE_ID),
     CONSTRAINT ck_cfg_pipelines_refresh_type CHECK (REFRESH_TYPE IN ('FULL', 'INCREMENTAL')),
     CONSTRAINT ck_cfg_pipelines_active_flag CHECK (ACTIVE_FLAG IN ('Y', 'N')),
@@ -617,6 +619,23 @@ CREATE TABLE AUD_UI_SESSIONS (
 CREATE UNIQUE INDEX ux_ui_sessions_sha256 ON AUD_UI_SESSIONS (SESSION_SHA256);
 CREATE INDEX ix_ui_sessions_user ON AUD_UI_SESSIONS (USER_ID);
 
+CREATE TABLE CFG_POOLS (
+    POOL_ID BIGINT GENERATED ALWAYS AS IDENTITY NOT NULL,
+    POOL_NAME VARCHAR NOT NULL,
+    DESCRIPTION VARCHAR,
+    INGESTION_SLOTS INT,
+    WAREHOUSE_SLOTS INT,
+    ACTIVE_FLAG VARCHAR NOT NULL DEFAULT 'Y',
+    CREATED_BY VARCHAR,
+    CREATE_DATE TIMESTAMPTZ,
+    UPDATED_BY VARCHAR,
+    UPDATED_DATE TIMESTAMPTZ,
+    CONSTRAINT pk_cfg_pools PRIMARY KEY (POOL_ID),
+    CONSTRAINT ck_cfg_pools_active_flag CHECK (ACTIVE_FLAG IN ('Y', 'N')),
+    CONSTRAINT ck_pools_slots CHECK (COALESCE(INGESTION_SLOTS, 0) >= 0 AND COALESCE(WAREHOUSE_SLOTS, 0) >= 0)
+);
+CREATE UNIQUE INDEX ux_pools_name_active ON CFG_POOLS (POOL_NAME) WHERE ACTIVE_FLAG = 'Y';
+
 CREATE FUNCTION etl_craft_guard() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
     -- Only connections that carry an etl-craft actor may write; see docs/engine-db.md.
@@ -627,7 +646,7 @@ BEGIN
     -- A project migration's own statements (depth 1) write metadata only; the rows the metadata
     -- triggers record on their behalf (depth 2) are etl-craft's.
     IF current_setting('etl_craft.purpose', true) = 'project-sql' AND pg_trigger_depth() = 1
-            AND upper(TG_TABLE_NAME) NOT IN ('CFG_PIPELINES', 'CFG_PIPELINE_DEPENDENCY', 'CFG_TASKS', 'CFG_TASK_DEPENDENCY', 'CFG_TASK_PARAMETERS', 'CFG_BUSINESS_RULES') THEN
+            AND upper(TG_TABLE_NAME) NOT IN ('CFG_PIPELINES', 'CFG_PIPELINE_DEPENDENCY', 'CFG_TASKS', 'CFG_TASK_DEPENDENCY', 'CFG_TASK_PARAMETERS', 'CFG_BUSINESS_RULES', 'CFG_POOLS') THEN
         RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
             MESSAGE = format('%s is written only by etl-craft: a project migration writes only the metadata'
                              ' tables (CFG_PIPELINES, CFG_TASKS, ...)', upper(TG_TABLE_NAME));
@@ -826,3 +845,7 @@ CREATE TRIGGER tr_cfg_users_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE 
 CREATE TRIGGER tr_aud_workers_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON AUD_WORKERS FOR EACH STATEMENT EXECUTE FUNCTION etl_craft_guard('start and stop workers with etl-craft worker');
 
 CREATE TRIGGER tr_aud_ui_sessions_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON AUD_UI_SESSIONS FOR EACH STATEMENT EXECUTE FUNCTION etl_craft_guard('sign in and out through the web UI (etl-craft server)');
+
+CREATE TRIGGER tr_cfg_pools_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON CFG_POOLS FOR EACH STATEMENT EXECUTE FUNCTION etl_craft_guard('change metadata with a project migration (etl-craft migrate) or etl-craft config apply');
+CREATE TRIGGER tr_cfg_pools_stamp BEFORE INSERT OR UPDATE ON CFG_POOLS FOR EACH ROW EXECUTE FUNCTION etl_craft_stamp();
+CREATE TRIGGER tr_cfg_pools_record_change AFTER INSERT OR UPDATE OR DELETE ON CFG_POOLS FOR EACH ROW EXECUTE FUNCTION etl_craft_record_change('POOL_ID');
