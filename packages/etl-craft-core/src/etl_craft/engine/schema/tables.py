@@ -613,6 +613,9 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
             Col("POOL", "VARCHAR"),
             Col("SLOT_KIND", "VARCHAR"),
             Col("PRIORITY", "INT", nullable=False, default=literal(0)),
+            # UPDATED_AT (0009) before 0011's columns, the order the migrations leave; set by every
+            # etl-craft write, clones copy by it
+            Col("UPDATED_AT", "TIMESTAMPTZ"),
             # Cancellation across the cluster (S5.D, migration 0011): a cancel asks the worker that
             # holds the attempt to stop it; the worker records the end and acknowledges.
             Col("CANCEL_REQUESTED_AT", "TIMESTAMPTZ"),
