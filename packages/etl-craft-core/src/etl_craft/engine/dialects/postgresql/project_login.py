@@ -50,8 +50,9 @@ def _grants(role: str, database: str, schema: str) -> list[str]:
         f"GRANT USAGE ON SCHEMA {schema} TO {role}",
         f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}",
         f"GRANT INSERT, UPDATE, DELETE ON {metadata} TO {role}",
-        # the metadata triggers record changes as the invoker; the runner records the file it applied
-        f"GRANT INSERT ON {schema}.aud_metadata_changes, {schema}.schema_migrations TO {role}",
+        # No INSERT on AUD_METADATA_CHANGES or SCHEMA_MIGRATIONS: the metadata triggers write the one
+        # with their owner's rights, and the runner records the file through this function (0014).
+        f"GRANT EXECUTE ON FUNCTION {schema}.etl_craft_record_project_migration(text, text) TO {role}",
         f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}",
     ]
 
@@ -62,6 +63,7 @@ def _drop(admin: sa.Connection, role: str, database: str, schema: str) -> None:
     for statement in (
         f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {role}",
         f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA {schema} FROM {role}",
+        f"REVOKE ALL ON FUNCTION {schema}.etl_craft_record_project_migration(text, text) FROM {role}",
         f"REVOKE ALL ON SCHEMA {schema} FROM {role}",
         f'REVOKE ALL ON DATABASE "{database}" FROM {role}',
         f"DROP ROLE {role}",

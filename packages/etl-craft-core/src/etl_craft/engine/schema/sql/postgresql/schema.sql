@@ -714,6 +714,31 @@ BEGIN
 END
 $do$;
 
+CREATE FUNCTION etl_craft_record_project_migration(migration_version text, migration_checksum text)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER AS $fn$
+BEGIN
+    -- One file per transaction: a row the file's own SQL recorded makes the runner's call fail.
+    IF EXISTS (SELECT 1 FROM schema_migrations WHERE source = 'PROJECT' AND applied_at = now()) THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = format('SCHEMA_MIGRATIONS already records a project migration in this transaction;'
+                             ' %s is not recorded (a project migration records only its own file)',
+                             migration_version);
+    END IF;
+    INSERT INTO schema_migrations (source, version, checksum, applied_at)
+    VALUES ('PROJECT', migration_version, migration_checksum, now());
+END
+$fn$;
+REVOKE ALL ON FUNCTION etl_craft_record_project_migration(text, text) FROM PUBLIC;
+
+DO $do$
+BEGIN
+    EXECUTE format('ALTER FUNCTION %I.etl_craft_record_change() SECURITY DEFINER SET search_path = pg_catalog, %I, pg_temp',
+                   current_schema(), current_schema());
+    EXECUTE format('ALTER FUNCTION %I.etl_craft_record_project_migration(text, text) SET search_path = pg_catalog, %I, pg_temp',
+                   current_schema(), current_schema());
+END
+$do$;
+
 CREATE TRIGGER tr_cfg_pipelines_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON CFG_PIPELINES FOR EACH STATEMENT EXECUTE FUNCTION etl_craft_guard('change metadata with a project migration (etl-craft migrate) or etl-craft config apply');
 CREATE TRIGGER tr_cfg_pipelines_stamp BEFORE INSERT OR UPDATE ON CFG_PIPELINES FOR EACH ROW EXECUTE FUNCTION etl_craft_stamp();
 CREATE TRIGGER tr_cfg_pipelines_record_change AFTER INSERT OR UPDATE OR DELETE ON CFG_PIPELINES FOR EACH ROW EXECUTE FUNCTION etl_craft_record_change('PIPELINE_ID');
