@@ -41,6 +41,7 @@ def test_init_db_creates_the_engine_db_and_records_who_asked(empty_project) -> N
         "0006_cluster.sql",
         "0007_retention_indexes.sql",
         "0008_ui_sessions.sql",
+        "0014_definer_records.sql",
     ]
     db = empty_project.open_db()
     with db.read() as conn:
@@ -115,7 +116,7 @@ def test_doctor_passes_on_a_current_engine_db(project) -> None:
         f"[OK  ] Engine DB file: {project.root / 'engine.db'} reads whole and accepts writes",
         "[OK  ] Engine DB writable: the session accepts writes",
     )
-    assert lines[3] == "[OK  ] Engine DB tables and migrations: 8 ENGINE migration(s) applied"
+    assert lines[3] == "[OK  ] Engine DB tables and migrations: 9 ENGINE migration(s) applied"
     assert lines[-1].endswith("0 failed")
 
 

@@ -437,6 +437,9 @@ def test_a_non_superuser_owner_migrates_once_it_may_grant_the_schema(seeded: Eng
             admin.exec_driver_sql(f"GRANT USAGE ON SCHEMA public TO {login}")
             admin.exec_driver_sql(f"GRANT ALL ON ALL TABLES IN SCHEMA public TO {login} WITH GRANT OPTION")
             admin.exec_driver_sql(f"GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO {login} WITH GRANT OPTION")
+            admin.exec_driver_sql(
+                f"GRANT EXECUTE ON FUNCTION etl_craft_record_project_migration(text, text) TO {login} WITH GRANT OPTION"
+            )
         before = _state(seeded)
         with pytest.raises(MigrationError) as refused:
             _slip_past_the_check(owner, BENIGN)

@@ -33,7 +33,7 @@ def seeded(engine_db: EngineDb) -> EngineDb:
     [
         (
             "INSERT INTO AUD_METADATA_CHANGES (ACTOR, ACTOR_KIND, TABLE_NAME, ROW_KEY, OPERATION, MIGRATION)"
-            " VALUES ('someone else', 'USER', 'CFG_PIPELINES', '1', 'DELETE', NULL)",
+            " VALUES ('someone else', 'HUMAN', 'CFG_PIPELINES', '1', 'DELETE', NULL)",
             "aud_metadata_changes",
         ),
         (

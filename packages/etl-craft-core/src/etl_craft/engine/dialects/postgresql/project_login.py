@@ -32,6 +32,8 @@ from etl_craft.engine.schema.tables import METADATA_TABLES
 _VALID_FOR = timedelta(hours=1)
 # Parameters of the engine's connection the project login must not reuse: its identity is its own.
 _NOT_INHERITED = ("user", "password", "passfile", "sslkey", "sslcert", "sslpassword", "application_name")
+# Records a project file in SCHEMA_MIGRATIONS with its owner's rights (ENGINE migration 0014).
+_RECORDER = "etl_craft_record_project_migration(text, text)"
 _CAN_CREATE_ROLES = "SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user"
 _CAN_GRANT = "SELECT has_table_privilege(current_user, 'cfg_pipelines', 'INSERT WITH GRANT OPTION')"
 
@@ -52,7 +54,7 @@ def _grants(role: str, database: str, schema: str) -> list[str]:
         f"GRANT INSERT, UPDATE, DELETE ON {metadata} TO {role}",
         # No INSERT on AUD_METADATA_CHANGES or SCHEMA_MIGRATIONS: the metadata triggers write the one
         # with their owner's rights, and the runner records the file through this function (0014).
-        f"GRANT EXECUTE ON FUNCTION {schema}.etl_craft_record_project_migration(text, text) TO {role}",
+        f"GRANT EXECUTE ON FUNCTION {schema}.{_RECORDER} TO {role}",
         f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}",
     ]
 
@@ -63,7 +65,7 @@ def _drop(admin: sa.Connection, role: str, database: str, schema: str) -> None:
     for statement in (
         f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {role}",
         f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA {schema} FROM {role}",
-        f"REVOKE ALL ON FUNCTION {schema}.etl_craft_record_project_migration(text, text) FROM {role}",
+        f"REVOKE ALL ON FUNCTION {schema}.{_RECORDER} FROM {role}",
         f"REVOKE ALL ON SCHEMA {schema} FROM {role}",
         f'REVOKE ALL ON DATABASE "{database}" FROM {role}',
         f"DROP ROLE {role}",
@@ -98,6 +100,15 @@ def _create(admin: sa.Connection, db: EngineDb, role: str, password: str, names:
             f"role {role} could not be granted USAGE on schema {schema}",
             f"login {names[0]} without the grant option on the schema",
             f"GRANT USAGE ON SCHEMA {schema} TO {names[0]} WITH GRANT OPTION; (or make it the schema's owner)",
+        )
+    # The same for the function that records the file, which only its owner may grant by default.
+    recorder = f"{schema}.{_RECORDER}"
+    if not admin.exec_driver_sql("SELECT has_function_privilege(%s, %s, 'EXECUTE')", (role, recorder)).scalar():
+        raise _refused(
+            db,
+            f"role {role} could not be granted EXECUTE on function {recorder}",
+            f"login {names[0]} without the grant option on the function",
+            f"GRANT EXECUTE ON FUNCTION {recorder} TO {names[0]} WITH GRANT OPTION; (or make it the function's owner)",
         )
     if admin.exec_driver_sql("SELECT has_schema_privilege(%s, %s, 'CREATE')", (role, schema)).scalar():
         raise _refused(
