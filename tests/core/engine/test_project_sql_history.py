@@ -98,4 +98,3 @@ def test_a_project_file_records_its_changes_and_itself_with_the_owners_rights(se
     assert [tuple(r) for r in recorded] == [("PROJECT", hashlib.sha256(sql.encode()).hexdigest())]
     assert grants.prosecdef is True
     assert grants.proconfig == [f"search_path=pg_catalog, {schema}, pg_temp"]
-

@@ -732,10 +732,10 @@ REVOKE ALL ON FUNCTION etl_craft_record_project_migration(text, text) FROM PUBLI
 
 DO $do$
 BEGIN
-    EXECUTE format('ALTER FUNCTION %I.etl_craft_record_change() SECURITY DEFINER SET search_path = pg_catalog, %I, pg_temp',
-                   current_schema(), current_schema());
-    EXECUTE format('ALTER FUNCTION %I.etl_craft_record_project_migration(text, text) SET search_path = pg_catalog, %I, pg_temp',
-                   current_schema(), current_schema());
+    EXECUTE format('ALTER FUNCTION %I.etl_craft_record_change() SECURITY DEFINER'
+                   ' SET search_path = pg_catalog, %I, pg_temp', current_schema(), current_schema());
+    EXECUTE format('ALTER FUNCTION %I.etl_craft_record_project_migration(text, text)'
+                   ' SET search_path = pg_catalog, %I, pg_temp', current_schema(), current_schema());
 END
 $do$;
 
