@@ -15,7 +15,15 @@ from etl_craft.core.enums import ActorKind
 from etl_craft.core.errors import MigrationError
 from etl_craft.engine.database import EngineDb
 from etl_craft.engine.schema import tables as t
-from tests.core.engine.test_project_sql import BENIGN, RESET_MARKER, RESTORE_MARKER, _slip_past_the_check, _state
+from tests.core.engine.test_project_sql import (
+    BENIGN,
+    RESET_MARKER,
+    RESTORE_MARKER,
+    _other_login,
+    _project_roles,
+    _slip_past_the_check,
+    _state,
+)
 from tests.fixtures.seed import seed_every_table
 
 pytestmark = [pytest.mark.postgres, pytest.mark.parametrize("dialect", ["postgresql"], indirect=True)]
@@ -98,3 +106,33 @@ def test_a_project_file_records_its_changes_and_itself_with_the_owners_rights(se
     assert [tuple(r) for r in recorded] == [("PROJECT", hashlib.sha256(sql.encode()).hexdigest())]
     assert grants.prosecdef is True
     assert grants.proconfig == [f"search_path=pg_catalog, {schema}, pg_temp"]
+
+
+def test_a_login_that_may_not_grant_the_recording_function_refuses_the_file(seeded: EngineDb) -> None:
+    """A CREATEROLE login holding the tables' and the schema's grant option but not the function's
+    (it doesn't own it): the file is refused before it runs, naming the GRANT, and nothing is left."""
+    with _other_login(seeded, "LOGIN CREATEROLE") as (login, other):
+        with seeded.engine.connect() as raw:
+            admin = raw.execution_options(isolation_level="AUTOCOMMIT")
+            admin.exec_driver_sql(f"GRANT USAGE ON SCHEMA public TO {login} WITH GRANT OPTION")
+            admin.exec_driver_sql(f"GRANT ALL ON ALL TABLES IN SCHEMA public TO {login} WITH GRANT OPTION")
+            admin.exec_driver_sql(f"GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO {login} WITH GRANT OPTION")
+            # PUBLIC may no longer run it, so the project role only has what the login can grant
+            assert not admin.exec_driver_sql(
+                "SELECT has_function_privilege(%s, 'etl_craft_record_project_migration(text, text)', 'EXECUTE')",
+                (login,),
+            ).scalar()
+        before = _state(seeded)
+        with pytest.raises(MigrationError) as refused:
+            _slip_past_the_check(other, BENIGN)
+        assert _state(seeded) == before
+        with other.read() as conn:
+            left = conn.exec_driver_sql("SELECT rolname FROM pg_roles WHERE rolname LIKE %s", (f"{login}_project_%",))
+            assert left.all() == [], refused.value.message
+    message = refused.value.message
+    function = "public.etl_craft_record_project_migration(text, text)"
+    assert f"login {login} can't grant the role project SQL runs as EXECUTE on function {function}" in message
+    assert message.endswith(
+        f"GRANT EXECUTE ON FUNCTION {function} TO {login} WITH GRANT OPTION; (or make it the function's owner)"
+    )
+    assert _project_roles(seeded) == []

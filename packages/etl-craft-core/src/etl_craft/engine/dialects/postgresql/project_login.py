@@ -35,6 +35,7 @@ _NOT_INHERITED = ("user", "password", "passfile", "sslkey", "sslcert", "sslpassw
 # Records a project file in SCHEMA_MIGRATIONS with its owner's rights (ENGINE migration 0014).
 _RECORDER = "etl_craft_record_project_migration(text, text)"
 _CAN_CREATE_ROLES = "SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user"
+_CAN_GRANT_RECORDER = "SELECT has_function_privilege(current_user, %s, 'EXECUTE WITH GRANT OPTION')"
 _CAN_GRANT = "SELECT has_table_privilege(current_user, 'cfg_pipelines', 'INSERT WITH GRANT OPTION')"
 
 
@@ -101,15 +102,6 @@ def _create(admin: sa.Connection, db: EngineDb, role: str, password: str, names:
             f"login {names[0]} without the grant option on the schema",
             f"GRANT USAGE ON SCHEMA {schema} TO {names[0]} WITH GRANT OPTION; (or make it the schema's owner)",
         )
-    # The same for the function that records the file, which only its owner may grant by default.
-    recorder = f"{schema}.{_RECORDER}"
-    if not admin.exec_driver_sql("SELECT has_function_privilege(%s, %s, 'EXECUTE')", (role, recorder)).scalar():
-        raise _refused(
-            db,
-            f"role {role} could not be granted EXECUTE on function {recorder}",
-            f"login {names[0]} without the grant option on the function",
-            f"GRANT EXECUTE ON FUNCTION {recorder} TO {names[0]} WITH GRANT OPTION; (or make it the function's owner)",
-        )
     if admin.exec_driver_sql("SELECT has_schema_privilege(%s, %s, 'CREATE')", (role, schema)).scalar():
         raise _refused(
             db,
@@ -175,6 +167,17 @@ def project_transaction(db: EngineDb) -> Iterator[sa.Connection]:
                 f"login {names[0]} can't grant the role project SQL runs as the metadata tables",
                 "no grant option on the Engine DB's tables (the login doesn't own them)",
                 "migrate as the owner of the Engine DB's tables (the owner role of etl-craft setup --print-grants)",
+            )
+        # Likewise for the function that records the file (0014), which only its owner may grant by
+        # default; a GRANT (and the REVOKE when the role is dropped) without any privilege on it fails.
+        recorder = f"{names[2]}.{_RECORDER}"
+        if not admin.exec_driver_sql(_CAN_GRANT_RECORDER, (recorder,)).scalar():
+            raise _refused(
+                db,
+                f"login {names[0]} can't grant the role project SQL runs as EXECUTE on function {recorder}",
+                "no grant option on the function (the login doesn't own it)",
+                f"GRANT EXECUTE ON FUNCTION {recorder} TO {names[0]} WITH GRANT OPTION;"
+                " (or make it the function's owner)",
             )
         try:
             _create(admin, db, role, password, names)  # type: ignore[arg-type]
