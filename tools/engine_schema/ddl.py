@@ -229,6 +229,38 @@ $do$;
 """
 
 
+# The history a project login can't write itself (ENGINE migration 0012, docs/guides/security.md):
+# the metadata triggers record changes with their owner's rights, and a project file is recorded
+# through a function (the login gets EXECUTE on it, no INSERT on either table). The search_path is
+# fixed to pg_catalog, the Engine DB's schema (current_schema(), whatever it is called), pg_temp last.
+PG_DEFINERS = """
+CREATE FUNCTION etl_craft_record_project_migration(migration_version text, migration_checksum text)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER AS $fn$
+BEGIN
+    -- One file per transaction: a row the file's own SQL recorded makes the runner's call fail.
+    IF EXISTS (SELECT 1 FROM schema_migrations WHERE source = 'PROJECT' AND applied_at = now()) THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = format('SCHEMA_MIGRATIONS already records a project migration in this transaction;'
+                             ' %s is not recorded (a project migration records only its own file)',
+                             migration_version);
+    END IF;
+    INSERT INTO schema_migrations (source, version, checksum, applied_at)
+    VALUES ('PROJECT', migration_version, migration_checksum, now());
+END
+$fn$;
+REVOKE ALL ON FUNCTION etl_craft_record_project_migration(text, text) FROM PUBLIC;
+
+DO $do$
+BEGIN
+    EXECUTE format('ALTER FUNCTION %I.etl_craft_record_change() SECURITY DEFINER'
+                   ' SET search_path = pg_catalog, %I, pg_temp', current_schema(), current_schema());
+    EXECUTE format('ALTER FUNCTION %I.etl_craft_record_project_migration(text, text)'
+                   ' SET search_path = pg_catalog, %I, pg_temp', current_schema(), current_schema());
+END
+$do$;
+"""
+
+
 def _pg_array(values: tuple[str, ...]) -> str:
     return "ARRAY[" + ", ".join(f"'{v}'" for v in values) + "]"
 
@@ -374,6 +406,7 @@ def render_schema(dialect: str) -> str:
             }
         )
         parts.append(PG_DDL_GUARD)
+        parts.append(PG_DEFINERS)
         for spec in TABLE_SPECS:
             parts.append("\n")
             parts.extend(_pg_triggers(spec))

@@ -44,6 +44,7 @@ def test_init_db_creates_the_engine_db_and_records_who_asked(empty_project) -> N
         "0009_clone_watermarks.sql",
         "0010_pools.sql",
         "0011_cancel_requests.sql",
+        "0012_definer_records.sql",
     ]
     db = empty_project.open_db()
     with db.read() as conn:
@@ -118,7 +119,7 @@ def test_doctor_passes_on_a_current_engine_db(project) -> None:
         f"[OK  ] Engine DB file: {project.root / 'engine.db'} reads whole and accepts writes",
         "[OK  ] Engine DB writable: the session accepts writes",
     )
-    assert lines[3] == "[OK  ] Engine DB tables and migrations: 11 ENGINE migration(s) applied"
+    assert lines[3] == "[OK  ] Engine DB tables and migrations: 12 ENGINE migration(s) applied"
     assert lines[-1].endswith("0 failed")
 
 

@@ -179,13 +179,13 @@ def test_the_engine_db_refuses_what_slips_past_the_check(
     [
         (
             "SELECT set_config('etl_craft.purpose', '', true);\n"
-            "INSERT INTO SCHEMA_MIGRATIONS (SOURCE, VERSION, CHECKSUM) VALUES ('PROJECT', '0099_forged.sql', 'x');\n"
+            "SELECT etl_craft_record_project_migration('0099_forged.sql', 'x');\n"
             "SELECT set_config('etl_craft.purpose', 'project-sql', true);\n",
             "it wrote rows of SCHEMA_MIGRATIONS, which only etl-craft writes",
         ),
         ("SELECT set_config('etl_craft.purpose', '', true);\n", "it changed the setting etl_craft.purpose to ''"),
     ],
-    ids=["history_forged_behind_a_reset_marker", "marker_left_reset"],
+    ids=["history_recorded_behind_a_reset_marker", "marker_left_reset"],
 )
 def test_postgresql_judges_project_sql_by_what_it_did(seeded: EngineDb, script: str, found: str) -> None:
     """SQL can reset the purpose marker the guard triggers read; the transaction's own row counts and
@@ -437,6 +437,9 @@ def test_a_non_superuser_owner_migrates_once_it_may_grant_the_schema(seeded: Eng
             admin.exec_driver_sql(f"GRANT USAGE ON SCHEMA public TO {login}")
             admin.exec_driver_sql(f"GRANT ALL ON ALL TABLES IN SCHEMA public TO {login} WITH GRANT OPTION")
             admin.exec_driver_sql(f"GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO {login} WITH GRANT OPTION")
+            admin.exec_driver_sql(
+                f"GRANT EXECUTE ON FUNCTION etl_craft_record_project_migration(text, text) TO {login} WITH GRANT OPTION"
+            )
         before = _state(seeded)
         with pytest.raises(MigrationError) as refused:
             _slip_past_the_check(owner, BENIGN)

@@ -117,6 +117,13 @@ class EngineDialect:
         write of its statements but to metadata tables, DDL and transaction control."""
         raise NotImplementedError
 
+    def record_project_migration(self, conn: sa.Connection, version: str, checksum: str) -> None:
+        """Record an applied project file in SCHEMA_MIGRATIONS, in the transaction it ran in
+        (PostgreSQL: through a function, since the project login may not write the table)."""
+        from etl_craft.engine.schema.tables import schema_migrations
+
+        conn.execute(schema_migrations.insert().values(source="PROJECT", version=version, checksum=checksum))
+
     def table_names(self, conn: sa.Connection) -> list[str]:
         """The tables of the Engine DB's schema (or file), in upper case and in order."""
         raise NotImplementedError

@@ -300,9 +300,10 @@ def _apply(db: EngineDb, migration: MigrationFile) -> None:
         with recording_migration(marker), db.dialect.project_transaction(db) if project else db.write() as conn:
             if project:
                 db.dialect.execute_project_script(conn, migration.sql)
+                db.dialect.record_project_migration(conn, migration.version, migration.checksum)
             else:
                 db.dialect.execute_script(conn, migration.sql)
-            _record(conn, migration)
+                _record(conn, migration)
     except (sa.exc.DBAPIError, StatementFailed, ScriptRefused) as exc:
         if isinstance(exc, StatementFailed):
             where, detail = f", {exc.statement.describe()},", exc.detail

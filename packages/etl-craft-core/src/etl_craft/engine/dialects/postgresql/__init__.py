@@ -197,6 +197,11 @@ class PostgresDialect(EngineDialect):
             raise ScriptRefused(refused)  # the caller's transaction rolls back
         conn.exec_driver_sql(_SET_PURPOSE, ("",))
 
+    def record_project_migration(self, conn: sa.Connection, version: str, checksum: str) -> None:
+        # The project login has no INSERT on SCHEMA_MIGRATIONS (migration 0012): the function, run
+        # with its owner's rights, records source PROJECT and nothing else.
+        conn.exec_driver_sql("SELECT etl_craft_record_project_migration(%s, %s)", (version, checksum))
+
     def table_names(self, conn: sa.Connection) -> list[str]:
         query = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1"
         return [row[0].upper() for row in conn.exec_driver_sql(query)]

@@ -32,7 +32,10 @@ from etl_craft.engine.schema.tables import METADATA_TABLES
 _VALID_FOR = timedelta(hours=1)
 # Parameters of the engine's connection the project login must not reuse: its identity is its own.
 _NOT_INHERITED = ("user", "password", "passfile", "sslkey", "sslcert", "sslpassword", "application_name")
+# Records a project file in SCHEMA_MIGRATIONS with its owner's rights (ENGINE migration 0012).
+_RECORDER = "etl_craft_record_project_migration(text, text)"
 _CAN_CREATE_ROLES = "SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user"
+_CAN_GRANT_RECORDER = "SELECT has_function_privilege(current_user, %s, 'EXECUTE WITH GRANT OPTION')"
 _CAN_GRANT = "SELECT has_table_privilege(current_user, 'cfg_pipelines', 'INSERT WITH GRANT OPTION')"
 
 
@@ -50,8 +53,9 @@ def _grants(role: str, database: str, schema: str) -> list[str]:
         f"GRANT USAGE ON SCHEMA {schema} TO {role}",
         f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}",
         f"GRANT INSERT, UPDATE, DELETE ON {metadata} TO {role}",
-        # the metadata triggers record changes as the invoker; the runner records the file it applied
-        f"GRANT INSERT ON {schema}.aud_metadata_changes, {schema}.schema_migrations TO {role}",
+        # No INSERT on AUD_METADATA_CHANGES or SCHEMA_MIGRATIONS: the metadata triggers write the one
+        # with their owner's rights, and the runner records the file through this function (0012).
+        f"GRANT EXECUTE ON FUNCTION {schema}.{_RECORDER} TO {role}",
         f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}",
     ]
 
@@ -62,6 +66,7 @@ def _drop(admin: sa.Connection, role: str, database: str, schema: str) -> None:
     for statement in (
         f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {role}",
         f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA {schema} FROM {role}",
+        f"REVOKE ALL ON FUNCTION {schema}.{_RECORDER} FROM {role}",
         f"REVOKE ALL ON SCHEMA {schema} FROM {role}",
         f'REVOKE ALL ON DATABASE "{database}" FROM {role}',
         f"DROP ROLE {role}",
@@ -162,6 +167,17 @@ def project_transaction(db: EngineDb) -> Iterator[sa.Connection]:
                 f"login {names[0]} can't grant the role project SQL runs as the metadata tables",
                 "no grant option on the Engine DB's tables (the login doesn't own them)",
                 "migrate as the owner of the Engine DB's tables (the owner role of etl-craft setup --print-grants)",
+            )
+        # Likewise for the function that records the file (0012), which only its owner may grant by
+        # default; a GRANT (and the REVOKE when the role is dropped) without any privilege on it fails.
+        recorder = f"{names[2]}.{_RECORDER}"
+        if not admin.exec_driver_sql(_CAN_GRANT_RECORDER, (recorder,)).scalar():
+            raise _refused(
+                db,
+                f"login {names[0]} can't grant the role project SQL runs as EXECUTE on function {recorder}",
+                "no grant option on the function (the login doesn't own it)",
+                f"GRANT EXECUTE ON FUNCTION {recorder} TO {names[0]} WITH GRANT OPTION;"
+                " (or make it the function's owner)",
             )
         try:
             _create(admin, db, role, password, names)  # type: ignore[arg-type]

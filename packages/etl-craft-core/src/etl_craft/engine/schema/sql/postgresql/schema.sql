@@ -404,9 +404,9 @@ CREATE TABLE AUD_TASK_ATTEMPTS (
     POOL VARCHAR,
     SLOT_KIND VARCHAR,
     PRIORITY INT NOT NULL DEFAULT 0,
+    UPDATED_AT TIMESTAMPTZ,
     CANCEL_REQUESTED_AT TIMESTAMPTZ,
     CANCEL_ACKNOWLEDGED_AT TIMESTAMPTZ,
-    UPDATED_AT TIMESTAMPTZ,
     CONSTRAINT pk_aud_task_attempts PRIMARY KEY (ATTEMPT_ID),
     CONSTRAINT ck_aud_task_attempts_status CHECK (STATUS IN ('QUEUED', 'CLAIMED', 'RUNNING', 'SUCCESS', 'FAILED', 'TIMED_OUT', 'CANCELLED', 'LOST')),
     CONSTRAINT ck_aud_task_attempts_requested_by_kind CHECK (REQUESTED_BY_KIND IN ('HUMAN', 'SCHEDULE', 'ORCHESTRATOR', 'WORKER', 'SYSTEM')),
@@ -752,6 +752,31 @@ BEGIN
         EXECUTE format('CREATE EVENT TRIGGER %I ON ddl_command_start EXECUTE FUNCTION %I.etl_craft_ddl_guard()',
                        'etl_craft_ddl_guard_' || current_schema(), current_schema());
     END IF;
+END
+$do$;
+
+CREATE FUNCTION etl_craft_record_project_migration(migration_version text, migration_checksum text)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER AS $fn$
+BEGIN
+    -- One file per transaction: a row the file's own SQL recorded makes the runner's call fail.
+    IF EXISTS (SELECT 1 FROM schema_migrations WHERE source = 'PROJECT' AND applied_at = now()) THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = format('SCHEMA_MIGRATIONS already records a project migration in this transaction;'
+                             ' %s is not recorded (a project migration records only its own file)',
+                             migration_version);
+    END IF;
+    INSERT INTO schema_migrations (source, version, checksum, applied_at)
+    VALUES ('PROJECT', migration_version, migration_checksum, now());
+END
+$fn$;
+REVOKE ALL ON FUNCTION etl_craft_record_project_migration(text, text) FROM PUBLIC;
+
+DO $do$
+BEGIN
+    EXECUTE format('ALTER FUNCTION %I.etl_craft_record_change() SECURITY DEFINER'
+                   ' SET search_path = pg_catalog, %I, pg_temp', current_schema(), current_schema());
+    EXECUTE format('ALTER FUNCTION %I.etl_craft_record_project_migration(text, text)'
+                   ' SET search_path = pg_catalog, %I, pg_temp', current_schema(), current_schema());
 END
 $do$;
 

@@ -1,0 +1,4 @@
+-- etl-craft ENGINE migration 0012 (SQLite): nothing to change; the file keeps both dialects at the same
+-- version. The PostgreSQL file makes the metadata triggers and the recording of a project file run
+-- with their owner's rights; SQLite has no logins or grants, and its authorizer already refuses
+-- project SQL's own writes to AUD_METADATA_CHANGES and SCHEMA_MIGRATIONS (docs/guides/security.md).
