@@ -34,10 +34,18 @@ EXTRA_COLUMNS = {
 }
 # Every AUD_ table: UPDATED_AT last, the clone's watermark (S6.E; ENGINE migration 0009).
 UPDATED_AT = {"name": "UPDATED_AT", "type": "TIMESTAMPTZ", "nullable": True, "default": None, "allowed": None}
+# Columns added after UPDATED_AT: the cancel request and its acknowledgement (S5.D; ENGINE migration 0011).
+AFTER_UPDATED_AT = {
+    "AUD_TASK_ATTEMPTS": [
+        {"name": "CANCEL_REQUESTED_AT", "type": "TIMESTAMPTZ", "nullable": True, "default": None, "allowed": None},
+        {"name": "CANCEL_ACKNOWLEDGED_AT", "type": "TIMESTAMPTZ", "nullable": True, "default": None, "allowed": None},
+    ],
+}
 for _table in SPEC:
     _table["columns"] = _table["columns"] + EXTRA_COLUMNS.get(_table["name"], [])
     if _table["name"].startswith("AUD_"):
         _table["columns"].append(UPDATED_AT)
+    _table["columns"] += AFTER_UPDATED_AT.get(_table["name"], [])
 
 PG_TYPES = {
     "BIGINT": "bigint",

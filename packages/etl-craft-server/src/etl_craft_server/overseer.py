@@ -422,13 +422,9 @@ class Overseer:
                 self._step_run(run_id, supervised, dispatch, 0 if queued else free)
                 free = self._pool_free()
                 queued = queued or supervised.starved_since is not None
-        # Runs waiting for the local pool take their turn by pipeline PRIORITY (higher first), then
-        # by how long they have waited (S5.E).
-        waiting = sorted(
-            (-s.supervisor.graph.pipeline.priority, s.starved_since, run_id)
-            for run_id, s in self.supervised.items()
-            if s.starved_since is not None
-        )
+        # Runs waiting for the local pool go by pipeline PRIORITY (higher first), then by wait (S5.E).
+        starved = [(run_id, s) for run_id, s in self.supervised.items() if s.starved_since is not None]
+        waiting = sorted((-s.supervisor.graph.pipeline.priority, s.starved_since, run_id) for run_id, s in starved)
         for _priority, _since, run_id in waiting:
             free = self._pool_free()
             if free <= 0:
