@@ -212,6 +212,7 @@ REAL = {
     "publish-docs": ["publish-docs", "--output", "no-catalog", "--port", "70000"],
     "generate-yml": ["generate-yml", "--pipeline_code", "Q", "--airflow-version", ">=2.2.0,\x1b[2J<\U0001f600"],
     "doctor": ["doctor", "--config", "x" * 300],
+    "clone": ["clone", "--config", "x" * 300],
     "setup": ["setup", "--migrations-dir", "x" * 300],
     "init-db": ["init-db", "--config", "craft-connector.yml/x"],
     "migrate": ["migrate", "--migrations-dir", "craft-connector.yml"],

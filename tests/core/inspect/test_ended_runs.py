@@ -436,7 +436,7 @@ def test_audit_of_a_pipeline_lists_its_requests_then_its_metadata_changes(scene:
             1,
             "INSERT",
             "-",
-            '{"ACTIVE_FLAG":"Y","CATCHUP":"N","DESCRIPTION":null,"MAX_CATCHUP_RUNS":1,"OVERLAP_POLICY":"SKIP","PIPELINE_CODE":"daily","PIPELINE_ID":1,"PIPELINE_NAME":"Daily snapshot","PIPELINE_PARAMETERS":null,"REFRESH_TYPE":"FULL","RUN_SCHEDULE":null,"SCHEDULE_START_DATE":null,"SCHEDULE_TIMEZONE":null,"SLA_IN_HOURS":null}',
+            '{"ACTIVE_FLAG":"Y","CATCHUP":"N","DESCRIPTION":null,"MAX_CATCHUP_RUNS":1,"MAX_PARALLEL_TASKS":null,"OVERLAP_POLICY":"SKIP","PIPELINE_CODE":"daily","PIPELINE_ID":1,"PIPELINE_NAME":"Daily snapshot","PIPELINE_PARAMETERS":null,"PRIORITY":0,"REFRESH_TYPE":"FULL","RUN_SCHEDULE":null,"SCHEDULE_START_DATE":null,"SCHEDULE_TIMEZONE":null,"SLA_IN_HOURS":null}',
             migration,
         ),
         tabbed(
